@@ -1,0 +1,47 @@
+"""Append-only SQLite migrations: named functions, one transaction each, recorded in a table.
+
+A database module declares ``MIGRATIONS = [create_notes, add_aliases, ...]`` and calls
+``apply(conn, MIGRATIONS)`` after connecting. Each function runs inside its own transaction and
+its name is recorded in ``_migrations``; a function already recorded is never run again, so
+migrations are only ever appended, never edited.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+
+__all__ = ["Migration", "applied", "apply"]
+
+Migration = Callable[[sqlite3.Connection], None]
+
+
+def applied(conn: sqlite3.Connection) -> list[str]:
+    """Names of the migrations recorded in this database, in the order they ran."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
+    )
+    return [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY rowid")]
+
+
+def apply(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> list[str]:
+    """Run the migrations not yet recorded; returns the names that ran now."""
+    done = set(applied(conn))
+    ran: list[str] = []
+    for fn in migrations:
+        name = fn.__name__
+        if name in done:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            fn(conn)
+            conn.execute(
+                "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", (name, time.time())
+            )
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        ran.append(name)
+    return ran
