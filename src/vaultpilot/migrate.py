@@ -12,7 +12,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 
-__all__ = ["Migration", "applied", "apply"]
+__all__ = ["Migration", "applied", "apply", "run_statements"]
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -45,3 +45,13 @@ def apply(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> list[str
         conn.execute("COMMIT")
         ran.append(name)
     return ran
+
+
+def run_statements(conn: sqlite3.Connection, script: str) -> None:
+    """Run ``;``-separated DDL statements inside the current transaction.
+
+    (``executescript`` would commit the migration's transaction first, so it is not used.)
+    """
+    for statement in script.split(";"):
+        if statement.strip():
+            conn.execute(statement)

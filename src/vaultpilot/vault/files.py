@@ -303,9 +303,7 @@ def create_folder(root: Path, rel: str, *, create_parents: bool = True) -> bool:
     if folder.is_dir():
         return False
     parent_rel = canon.rsplit("/", 1)[0] if "/" in canon else ""
-    _ensure_folder(
-        root, parent_rel, create=create_parents, for_what=f"create folder '{canon}'"
-    )
+    _ensure_folder(root, parent_rel, create=create_parents, for_what=f"create folder '{canon}'")
     _ensure_folder(root, canon, create=True, for_what=f"create folder '{canon}'")
     return True
 

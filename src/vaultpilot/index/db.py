@@ -1,0 +1,145 @@
+"""The index database: connection settings and its append-only migrations.
+
+``index.db`` is derived from the vault and can always be rebuilt; deleting it loses nothing.
+SQLite runs in WAL mode with one writer. Connections use autocommit (``isolation_level=None``)
+and the code opens explicit transactions, so a sync is one transaction.
+
+Tables
+------
+``files``      every vault file (notes and attachments): path, title, folder, mtime, size, hash,
+               word count, frontmatter JSON and its error
+``properties`` one row per property value (lists give one row per item), text and number forms
+``tags``       tags with their source (frontmatter or inline) and line; ``tag_lower`` makes a
+               nested tag findable by its parent (``a/b`` under ``a``)
+``aliases``    aliases from frontmatter
+``links``      source, resolved target (or NULL) and the text as written, subpath, alias, kind
+               (link, embed, property), syntax (wiki, markdown), line, and ``target_key`` (the
+               file name the link depends on, used to re-resolve after adds and deletes)
+``headings``, ``blocks``
+``notes_fts``  FTS5 over title, aliases, headings and body (unicode61, diacritics removed; BM25)
+``cjk_fts``    FTS5 trigram table holding only notes that contain CJK text, so words written
+               without spaces are still findable
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from vaultpilot.errors import StorageError
+from vaultpilot.migrate import Migration, apply, run_statements
+
+__all__ = ["MIGRATIONS", "connect"]
+
+
+def create_core_tables(conn: sqlite3.Connection) -> None:
+    run_statements(
+        conn,
+        """
+        CREATE TABLE files (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            path_lower TEXT NOT NULL,
+            folder TEXT NOT NULL,
+            title TEXT NOT NULL,
+            is_note INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            hash TEXT,
+            word_count INTEGER NOT NULL DEFAULT 0,
+            frontmatter TEXT,
+            frontmatter_error TEXT,
+            read_error TEXT
+        );
+        CREATE INDEX files_folder ON files(folder);
+        CREATE INDEX files_mtime ON files(mtime_ns);
+        CREATE TABLE properties (
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            key TEXT NOT NULL,
+            key_lower TEXT NOT NULL,
+            value TEXT,
+            num REAL
+        );
+        CREATE INDEX properties_key ON properties(key_lower, value);
+        CREATE INDEX properties_file ON properties(file_id);
+        CREATE TABLE tags (
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            tag TEXT NOT NULL,
+            tag_lower TEXT NOT NULL,
+            source TEXT NOT NULL,
+            line INTEGER NOT NULL
+        );
+        CREATE INDEX tags_lower ON tags(tag_lower);
+        CREATE INDEX tags_file ON tags(file_id);
+        CREATE TABLE aliases (
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            alias TEXT NOT NULL,
+            alias_lower TEXT NOT NULL
+        );
+        CREATE INDEX aliases_lower ON aliases(alias_lower);
+        CREATE INDEX aliases_file ON aliases(file_id);
+        CREATE TABLE links (
+            source_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            target_id INTEGER REFERENCES files(id) ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED,
+            target_text TEXT NOT NULL,
+            target_key TEXT NOT NULL,
+            subpath TEXT NOT NULL,
+            alias TEXT,
+            kind TEXT NOT NULL,
+            syntax TEXT NOT NULL,
+            line INTEGER NOT NULL
+        );
+        CREATE INDEX links_source ON links(source_id);
+        CREATE INDEX links_target ON links(target_id);
+        CREATE INDEX links_key ON links(target_key);
+        CREATE TABLE headings (
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            level INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            line INTEGER NOT NULL
+        );
+        CREATE INDEX headings_file ON headings(file_id);
+        CREATE TABLE blocks (
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            block_id TEXT NOT NULL,
+            line INTEGER NOT NULL
+        );
+        CREATE INDEX blocks_file ON blocks(file_id);
+        """,
+    )
+
+
+def create_fts(conn: sqlite3.Connection) -> None:
+    run_statements(
+        conn,
+        """
+        CREATE VIRTUAL TABLE notes_fts USING fts5(
+            title, aliases, headings, body,
+            tokenize = 'unicode61 remove_diacritics 2'
+        );
+        CREATE VIRTUAL TABLE cjk_fts USING fts5(text, tokenize = 'trigram');
+        """,
+    )
+
+
+MIGRATIONS: list[Migration] = [create_core_tables, create_fts]
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (creating if needed) the index at ``path`` and bring its schema up to date."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA temp_store=MEMORY")
+        conn.execute("PRAGMA cache_size=-65536")
+        apply(conn, MIGRATIONS)
+    except sqlite3.Error as exc:
+        raise StorageError(
+            f"Could not open the index at {path}: {exc}. Delete the file to rebuild it."
+        ) from None
+    except OSError as exc:
+        raise StorageError(f"Could not create the index folder {path.parent}: {exc}.") from None
+    return conn

@@ -1,0 +1,198 @@
+"""Walk a vault and turn each changed note into rows for the index.
+
+``scan_vault`` lists every file with its mtime and size, skipping dot-folders (``.obsidian``,
+``.trash``, ``.git``, ...) and symbolic links that lead outside the vault. ``load_note`` reads one
+note, hashes it, parses it and resolves its links; it runs in worker processes during a large sync,
+so it takes plain values and returns a plain, picklable ``NoteRecord``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vaultpilot.errors import UnreadableNoteError
+from vaultpilot.vault.files import content_version, decode_note
+from vaultpilot.vault.parse import parse_note
+from vaultpilot.vault.resolve import LinkResolver, target_key
+
+__all__ = [
+    "MAX_NOTE_BYTES",
+    "FileStat",
+    "NoteRecord",
+    "load_note",
+    "scan_vault",
+]
+
+MAX_NOTE_BYTES = 8 * 1024 * 1024
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+@dataclass(frozen=True, slots=True)
+class FileStat:
+    mtime_ns: int
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class NoteRecord:
+    """Everything the index stores for one note; ``error`` set means the note was skipped."""
+
+    path: str
+    mtime_ns: int
+    size: int
+    hash: str | None
+    error: str | None = None
+    unchanged: bool = False  # the content hash matched the indexed one: only stat changed
+    vanished: bool = False  # deleted between the scan and the read
+    title: str = ""
+    word_count: int = 0
+    frontmatter: str | None = None
+    frontmatter_error: str | None = None
+    aliases: tuple[str, ...] = ()
+    tags: tuple[tuple[str, str, int], ...] = ()  # (tag, source, line)
+    properties: tuple[tuple[str, str | None, float | None], ...] = ()
+    # (target_text, target_key, subpath, alias, kind, syntax, line, resolved path or None)
+    links: tuple[tuple[str, str, str, str | None, str, str, int, str | None], ...] = ()
+    headings: tuple[tuple[int, str, int], ...] = ()
+    blocks: tuple[tuple[str, int], ...] = ()
+    body: str = ""
+    cjk: bool = False
+
+
+def scan_vault(root: Path) -> dict[str, FileStat]:
+    """Every file in the vault by vault path, skipping dot-folders and escaping links."""
+    out: dict[str, FileStat] = {}
+    real_root = root.resolve()
+    stack: list[tuple[str, str]] = [(str(real_root), "")]
+    while stack:
+        folder, prefix = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue  # an unreadable folder is skipped; status reports files it cannot see
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            rel = prefix + name
+            try:
+                if entry.is_symlink():
+                    real = Path(entry.path).resolve()
+                    if real_root not in real.parents or not real.is_file():
+                        continue  # never follow links out of the vault, nor folder links
+                    st = real.stat()
+                elif entry.is_dir(follow_symlinks=False):
+                    stack.append((entry.path, rel + "/"))
+                    continue
+                else:
+                    st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue  # vanished between listing and stat
+            out[rel] = FileStat(st.st_mtime_ns, st.st_size)
+    return out
+
+
+def _prop_rows(props: dict[str, Any]) -> list[tuple[str, str | None, float | None]]:
+    rows: list[tuple[str, str | None, float | None]] = []
+
+    def add(key: str, value: Any) -> None:
+        if isinstance(value, list):
+            if not value:
+                rows.append((key, None, None))
+            for item in value:
+                add(key, item)
+        elif value is None:
+            rows.append((key, None, None))
+        elif isinstance(value, bool):
+            rows.append((key, "true" if value else "false", None))
+        elif isinstance(value, int | float):
+            rows.append((key, str(value), float(value)))
+        elif isinstance(value, dict):
+            rows.append((key, json.dumps(value, ensure_ascii=False, default=str), None))
+        else:
+            rows.append((key, str(value), None))
+
+    for key, value in props.items():
+        add(key, value)
+    return rows
+
+
+def load_note(
+    root: str, path: str, stat: FileStat, old_hash: str | None, resolver: LinkResolver
+) -> NoteRecord:
+    """Read, hash, parse and resolve one note. Never raises: failures become ``error``."""
+    if stat.size > MAX_NOTE_BYTES:
+        return NoteRecord(
+            path,
+            stat.mtime_ns,
+            stat.size,
+            None,
+            error=f"larger than {MAX_NOTE_BYTES // (1024 * 1024)} MB; not indexed",
+        )
+    try:
+        with open(os.path.join(root, path), "rb") as fh:
+            st = os.fstat(fh.fileno())
+            data = fh.read(MAX_NOTE_BYTES + 1)
+    except FileNotFoundError:
+        return NoteRecord(
+            path, stat.mtime_ns, stat.size, None, error="vanished during sync", vanished=True
+        )
+    except OSError as exc:
+        return NoteRecord(
+            path, stat.mtime_ns, stat.size, None, error=f"could not be read: {exc.strerror or exc}"
+        )
+    mtime_ns, size = st.st_mtime_ns, st.st_size
+    if len(data) > MAX_NOTE_BYTES:
+        return NoteRecord(
+            path,
+            mtime_ns,
+            size,
+            None,
+            error=f"larger than {MAX_NOTE_BYTES // (1024 * 1024)} MB; not indexed",
+        )
+    digest = content_version(data)
+    if digest == old_hash:
+        return NoteRecord(path, mtime_ns, size, digest, unchanged=True)
+    try:
+        text, _fmt = decode_note(data, path)
+    except UnreadableNoteError as exc:
+        return NoteRecord(path, mtime_ns, size, digest, error=str(exc))
+    note = parse_note(path, text)
+    links = tuple(
+        (
+            link.target,
+            target_key(link.target),
+            link.subpath,
+            link.alias,
+            link.kind,
+            link.syntax,
+            link.line,
+            resolver.resolve(path, link.target, link.syntax),
+        )
+        for link in note.links
+    )
+    return NoteRecord(
+        path=path,
+        mtime_ns=mtime_ns,
+        size=size,
+        hash=digest,
+        title=note.title,
+        word_count=note.word_count,
+        frontmatter=json.dumps(note.properties, ensure_ascii=False, default=str)
+        if note.properties
+        else None,
+        frontmatter_error=note.frontmatter_error,
+        aliases=note.aliases,
+        tags=tuple((t.name, t.source, t.line) for t in note.tags),
+        properties=tuple(_prop_rows(note.properties)),
+        links=links,
+        headings=tuple((h.level, h.text, h.line) for h in note.headings),
+        blocks=tuple((b.block_id, b.line) for b in note.blocks),
+        body=note.body,
+        cjk=bool(_CJK.search(text)),
+    )

@@ -1,0 +1,332 @@
+"""Incremental sync: bring ``index.db`` in line with the vault, re-parsing only what changed.
+
+A sync compares the vault's files (path, mtime, size) with the index. Files that are new, or whose
+mtime or size differ, are read and hashed; only those whose hash changed are parsed again.
+Deleted files are removed; a rename is a delete plus an add. Links are resolved against the final
+set of files, and every stored link whose target file name (``target_key``) matches an added or
+removed file is resolved again, so the result always equals a rebuild from scratch.
+
+The whole sync is one transaction. Large syncs parse in worker processes while this process
+writes. Notes that cannot be read (not UTF-8, too large, permission denied, vanished) are kept as
+file rows with ``read_error`` set, reported in the summary, and never stop the sync.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vaultpilot.index.scan import FileStat, NoteRecord, load_note, scan_vault
+from vaultpilot.vault.resolve import LinkResolver, file_key
+
+__all__ = ["SyncPlan", "SyncReport", "plan_sync", "sync_vault"]
+
+ProgressFn = Callable[[int, int], None]
+_PARALLEL_MIN = 400  # below this many notes to parse, worker start-up costs more than it saves
+_BATCH = 64
+
+
+@dataclass(frozen=True, slots=True)
+class SyncPlan:
+    """What a sync would do: computed from a scan and the index, without writing."""
+
+    on_disk: dict[str, FileStat]
+    indexed: dict[str, tuple[int, int, int, str | None]]  # path -> (id, mtime_ns, size, hash)
+    added: list[str]
+    changed: list[str]
+    deleted: list[str]
+
+    @property
+    def stale(self) -> int:
+        return len(self.added) + len(self.changed) + len(self.deleted)
+
+
+@dataclass(slots=True)
+class SyncReport:
+    notes: int = 0
+    attachments: int = 0
+    parsed: int = 0
+    unchanged_content: int = 0
+    added: int = 0
+    deleted: int = 0
+    links: int = 0
+    unresolved_links: int = 0
+    tags: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def _is_note(path: str) -> bool:
+    return path.lower().endswith(".md")
+
+
+def plan_sync(conn: sqlite3.Connection, root: Path) -> SyncPlan:
+    on_disk = scan_vault(root)
+    indexed = {
+        row[0]: (row[1], row[2], row[3], row[4])
+        for row in conn.execute("SELECT path, id, mtime_ns, size, hash FROM files")
+    }
+    added = sorted(p for p in on_disk if p not in indexed)
+    deleted = sorted(p for p in indexed if p not in on_disk)
+    changed = sorted(
+        p
+        for p, st in on_disk.items()
+        if p in indexed and (indexed[p][1] != st.mtime_ns or indexed[p][2] != st.size)
+    )
+    return SyncPlan(on_disk, indexed, added, changed, deleted)
+
+
+# Worker-process state: set once per worker by the pool initializer.
+_worker: dict[str, object] = {}
+
+
+def _init_worker(root: str, paths: list[str]) -> None:
+    _worker["root"] = root
+    _worker["resolver"] = LinkResolver(paths)
+
+
+def _load_batch(batch: list[tuple[str, FileStat, str | None]]) -> list[NoteRecord]:
+    root = _worker["root"]
+    resolver = _worker["resolver"]
+    assert isinstance(root, str) and isinstance(resolver, LinkResolver)
+    return [load_note(root, path, st, old, resolver) for path, st, old in batch]
+
+
+def _records(
+    root: str, paths: list[str], jobs: list[tuple[str, FileStat, str | None]], workers: int
+) -> Iterator[NoteRecord]:
+    if workers <= 1 or len(jobs) < _PARALLEL_MIN:
+        resolver = LinkResolver(paths)
+        for path, st, old in jobs:
+            yield load_note(root, path, st, old, resolver)
+        return
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    batches = [jobs[i : i + _BATCH] for i in range(0, len(jobs), _BATCH)]
+    with ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context(method),
+        initializer=_init_worker,
+        initargs=(root, paths),
+    ) as pool:
+        for records in pool.map(_load_batch, batches):
+            yield from records
+
+
+def _delete_rows(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
+    rows = [(i,) for i in ids]
+    for table in ("notes_fts", "cjk_fts"):
+        conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", rows)  # noqa: S608
+    # properties, tags, aliases, links (as source), headings, blocks cascade.
+    conn.executemany("DELETE FROM files WHERE id = ?", rows)
+
+
+def _write_note(conn: sqlite3.Connection, fid: int, r: NoteRecord, ids: dict[str, int]) -> None:
+    if r.unchanged:
+        conn.execute(
+            "UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?", (r.mtime_ns, r.size, fid)
+        )
+        return
+    path = r.path
+    folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    title = r.title or path.rsplit("/", 1)[-1][:-3]
+    conn.execute(
+        "INSERT INTO files (id, path, path_lower, folder, title, is_note, mtime_ns, size, hash,"
+        " word_count, frontmatter, frontmatter_error, read_error)"
+        " VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            fid,
+            path,
+            path.lower(),
+            folder,
+            title,
+            r.mtime_ns,
+            r.size,
+            r.hash,
+            r.word_count,
+            r.frontmatter,
+            r.frontmatter_error,
+            r.error,
+        ),
+    )
+    if r.error:
+        return
+    if r.properties:
+        conn.executemany(
+            "INSERT INTO properties (file_id, key, key_lower, value, num) VALUES (?, ?, ?, ?, ?)",
+            [(fid, k, k.lower(), v, n) for k, v, n in r.properties],
+        )
+    if r.tags:
+        conn.executemany(
+            "INSERT INTO tags (file_id, tag, tag_lower, source, line) VALUES (?, ?, ?, ?, ?)",
+            [(fid, t, t.lower(), s, line) for t, s, line in r.tags],
+        )
+    if r.aliases:
+        conn.executemany(
+            "INSERT INTO aliases (file_id, alias, alias_lower) VALUES (?, ?, ?)",
+            [(fid, a, a.lower()) for a in r.aliases],
+        )
+    if r.links:
+        conn.executemany(
+            "INSERT INTO links (source_id, target_id, target_text, target_key, subpath, alias,"
+            " kind, syntax, line) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (fid, ids.get(res) if res else None, t, k, sp, al, kd, sx, ln)
+                for t, k, sp, al, kd, sx, ln, res in r.links
+            ],
+        )
+    if r.headings:
+        conn.executemany(
+            "INSERT INTO headings (file_id, level, text, line) VALUES (?, ?, ?, ?)",
+            [(fid, lv, tx, ln) for lv, tx, ln in r.headings],
+        )
+    if r.blocks:
+        conn.executemany(
+            "INSERT INTO blocks (file_id, block_id, line) VALUES (?, ?, ?)",
+            [(fid, b, ln) for b, ln in r.blocks],
+        )
+    conn.execute(
+        "INSERT INTO notes_fts (rowid, title, aliases, headings, body) VALUES (?, ?, ?, ?, ?)",
+        (fid, title, " ".join(r.aliases), " ".join(h[1] for h in r.headings), r.body),
+    )
+    if r.cjk:
+        conn.execute("INSERT INTO cjk_fts (rowid, text) VALUES (?, ?)", (fid, f"{title}\n{r.body}"))
+
+
+def _reresolve(
+    conn: sqlite3.Connection, keys: set[str], resolver: LinkResolver, ids: dict[str, int]
+) -> None:
+    """Resolve again every stored link whose target file name was added or removed."""
+    if not keys:
+        return
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS _keys (k TEXT PRIMARY KEY)")
+    conn.execute("DELETE FROM _keys")
+    conn.executemany("INSERT OR IGNORE INTO _keys VALUES (?)", [(k,) for k in keys])
+    rows = conn.execute(
+        "SELECT l.rowid, f.path, l.target_text, l.syntax, l.target_id FROM links l"
+        " JOIN files f ON f.id = l.source_id WHERE l.target_key IN (SELECT k FROM _keys)"
+    ).fetchall()
+    updates = []
+    for rowid, source, text, syntax, old in rows:
+        res = resolver.resolve(source, text, syntax)
+        new = ids.get(res) if res else None
+        if new != old:
+            updates.append((new, rowid))
+    conn.executemany("UPDATE links SET target_id = ? WHERE rowid = ?", updates)
+
+
+def sync_vault(
+    conn: sqlite3.Connection,
+    root: Path,
+    *,
+    rebuild: bool = False,
+    workers: int | None = None,
+    progress: ProgressFn | None = None,
+) -> SyncReport:
+    """Sync the index with the vault at ``root``; ``rebuild`` starts from an empty index."""
+    started = time.perf_counter()
+    root = root.resolve()
+    if rebuild:
+        conn.execute("BEGIN IMMEDIATE")
+        for table in (
+            "notes_fts",
+            "cjk_fts",
+            "links",
+            "properties",
+            "tags",
+            "aliases",
+            "headings",
+            "blocks",
+            "files",
+        ):
+            conn.execute(f"DELETE FROM {table}")  # noqa: S608
+        conn.execute("COMMIT")
+    plan = plan_sync(conn, root)
+    report = SyncReport()
+    paths = sorted(plan.on_disk)
+    ids = {p: v[0] for p, v in plan.indexed.items() if p in plan.on_disk}
+    next_id = max((v[0] for v in plan.indexed.values()), default=0) + 1
+
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        # Changed notes are deleted and written again; their ids are kept.
+        changed_ids = {p: plan.indexed[p][0] for p in plan.changed}
+        _delete_rows(conn, [plan.indexed[p][0] for p in plan.deleted])
+        for p in plan.added:
+            ids[p] = next_id
+            next_id += 1
+        for p in plan.added + plan.changed:
+            if not _is_note(p):
+                st = plan.on_disk[p]
+                if p in changed_ids:
+                    conn.execute(
+                        "UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?",
+                        (st.mtime_ns, st.size, ids[p]),
+                    )
+                    continue
+                conn.execute(
+                    "INSERT INTO files (id, path, path_lower, folder, title, is_note, mtime_ns,"
+                    " size) VALUES (?, ?, ?, ?, ?, 0, ?, ?)",
+                    (
+                        ids[p],
+                        p,
+                        p.lower(),
+                        p.rsplit("/", 1)[0] if "/" in p else "",
+                        p.rsplit("/", 1)[-1],
+                        st.mtime_ns,
+                        st.size,
+                    ),
+                )
+        jobs = [
+            (p, plan.on_disk[p], plan.indexed[p][3] if p in changed_ids else None)
+            for p in plan.added + plan.changed
+            if _is_note(p)
+        ]
+        total = len(jobs)
+        n_workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
+        vanished: set[str] = set()
+        for done, record in enumerate(_records(str(root), paths, jobs, n_workers), 1):
+            fid = ids[record.path]
+            if record.path in changed_ids and not record.unchanged and not record.vanished:
+                _delete_rows(conn, [fid])
+            if record.vanished:
+                vanished.add(record.path)
+                report.skipped.append((record.path, record.error or "vanished"))
+                if record.path in changed_ids:
+                    _delete_rows(conn, [fid])
+                del ids[record.path]
+            else:
+                if record.error:
+                    report.skipped.append((record.path, record.error))
+                _write_note(conn, fid, record, ids)
+                report.unchanged_content += record.unchanged
+                report.parsed += not record.unchanged and not record.error
+            if progress is not None:
+                progress(done, total)
+        final = [p for p in paths if p not in vanished]
+        keys = {file_key(p) for p in [*plan.added, *plan.deleted, *vanished]}
+        _reresolve(conn, keys, LinkResolver(final), ids)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    report.added = len(plan.added) - len(vanished & set(plan.added))
+    report.deleted = len(plan.deleted)
+    _fill_counts(conn, report)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _fill_counts(conn: sqlite3.Connection, report: SyncReport) -> None:
+    report.notes, report.attachments = conn.execute(
+        "SELECT COALESCE(SUM(is_note), 0), COALESCE(SUM(1 - is_note), 0) FROM files"
+    ).fetchone()
+    report.links, report.unresolved_links = conn.execute(
+        "SELECT COUNT(*), COALESCE(SUM(target_id IS NULL), 0) FROM links"
+    ).fetchone()
+    report.tags = conn.execute("SELECT COUNT(DISTINCT tag_lower) FROM tags").fetchone()[0]

@@ -1,0 +1,148 @@
+"""Frontmatter: finding it, and reading its YAML the way Obsidian does.
+
+Obsidian reads YAML between ``---`` lines at the very top of a note. Its parser follows YAML 1.2,
+so ``no``, ``on`` and ``yes`` are strings (not booleans) and dates stay text; we load with a
+libyaml-backed loader adjusted to match. Invalid YAML, a bare scalar or a top-level list give no
+properties at all, and the error is recorded rather than raised (semantics rule 13).
+
+``tags``/``tag`` and ``aliases``/``alias`` are normalised here (rule 11): lists or a single string,
+without a leading ``#``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+__all__ = [
+    "Frontmatter",
+    "frontmatter_aliases",
+    "frontmatter_tags",
+    "load_yaml",
+    "split_frontmatter",
+]
+
+_BaseLoader: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _ObsidianLoader(_BaseLoader):  # type: ignore[misc]
+    """Safe loader with YAML 1.2 booleans and no timestamp conversion."""
+
+
+# Rebuild the implicit resolvers: drop YAML 1.1 booleans (yes/no/on/off) and timestamps.
+_ObsidianLoader.yaml_implicit_resolvers = {
+    first: [
+        (tag, rx)
+        for tag, rx in resolvers
+        if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp")
+    ]
+    for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
+}
+_ObsidianLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool",
+    re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    list("tTfF"),
+)
+
+_OPEN = re.compile(r"---[ \t]*\n")
+_CLOSE = re.compile(r"^---[ \t]*$", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class Frontmatter:
+    """Where the frontmatter lies in the text, and what it says."""
+
+    yaml_text: str  # the text between the fences ("" when there is no frontmatter)
+    start: int  # offset of the first YAML character (0 when absent)
+    end: int  # offset just past the closing fence line: where the body begins
+    body_line: int  # 0-based line number where the body begins
+    properties: dict[str, Any]
+    error: str | None
+
+
+def split_frontmatter(text: str) -> Frontmatter:
+    """Find and parse the frontmatter block at the very top of ``text``."""
+    m = _OPEN.match(text)
+    if not m:
+        return Frontmatter("", 0, 0, 0, {}, None)
+    close = _CLOSE.search(text, m.end())  # a line of its own after the opening fence
+    if close is None:
+        return Frontmatter("", 0, 0, 0, {}, None)
+    yaml_text = text[m.end() : close.start()]
+    end = close.end()
+    if end < len(text) and text[end] == "\n":
+        end += 1
+    props, error = load_yaml(yaml_text)
+    return Frontmatter(yaml_text, m.end(), end, text.count("\n", 0, end), props, error)
+
+
+def load_yaml(yaml_text: str) -> tuple[dict[str, Any], str | None]:
+    """Parse frontmatter YAML; returns (properties, error). Never raises."""
+    if not yaml_text.strip():
+        return {}, None
+    try:
+        data = yaml.load(yaml_text, Loader=_ObsidianLoader)  # noqa: S506 - a safe loader
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 2})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return {}, f"invalid YAML frontmatter{where}: {problem}"
+    except (ValueError, TypeError, RecursionError) as exc:
+        return {}, f"invalid YAML frontmatter: {exc}"
+    if data is None:
+        return {}, None
+    if not isinstance(data, dict):
+        kind = "a list" if isinstance(data, list) else "a single value"
+        return {}, f"frontmatter is {kind}, not a set of properties"
+    return {str(k): v for k, v in data.items()}, None
+
+
+def _as_strings(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, list):
+        out: list[str] = []
+        for item in value:
+            out.extend(_as_strings(item))
+        return out
+    if isinstance(value, dict):
+        return []
+    if isinstance(value, bool):
+        return ["true" if value else "false"]
+    return [str(value)]
+
+
+def _prop(props: dict[str, Any], *names: str) -> list[Any]:
+    lowered = {k.lower(): v for k, v in props.items()}
+    return [lowered[n] for n in names if n in lowered]
+
+
+def frontmatter_tags(props: dict[str, Any]) -> list[str]:
+    """Tags declared in ``tags`` (or the legacy ``tag``), without ``#``, in order, unique."""
+    out: list[str] = []
+    for value in _prop(props, "tags", "tag"):
+        # A single string may hold several tags in the legacy comma/space form; keep them all.
+        items = (
+            [p for p in re.split(r"[,\s]+", value) if p]
+            if isinstance(value, str)
+            else _as_strings(value)
+        )
+        for item in items:
+            tag = item.strip().lstrip("#").rstrip("/")
+            if tag and not tag.isdigit() and tag not in out:
+                out.append(tag)
+    return out
+
+
+def frontmatter_aliases(props: dict[str, Any]) -> list[str]:
+    """Aliases from ``aliases`` (or the legacy ``alias``), in order, unique."""
+    out: list[str] = []
+    for value in _prop(props, "aliases", "alias"):
+        for item in _as_strings(value):
+            alias = item.strip()
+            if alias and alias not in out:
+                out.append(alias)
+    return out

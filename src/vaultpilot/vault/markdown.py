@@ -1,0 +1,109 @@
+"""Where links and tags do not count: code, math and comments (semantics rules 8, 10, 17).
+
+``mask(text)`` returns a string of the same length in which every character inside a fenced or
+indented code block, an inline code span, ``$…$``/``$$…$$`` math, a ``%%…%%`` comment or an HTML
+comment is replaced by a space (newlines are kept). Offsets and line numbers in the masked text
+are therefore the offsets and line numbers of the original, and the link and tag scanners can run
+plain regular expressions over it.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["blank", "mask"]
+
+# A fence line: up to three spaces, optional blockquote/callout markers, then ``` or ~~~.
+_FENCE = re.compile(r"^(?:[ ]{0,3}>[ ]?)*[ ]{0,3}(`{3,}|~{3,})(.*)$", re.MULTILINE)
+# Inline constructs, matched left to right so whichever opens first wins.
+_INLINE = re.compile(
+    r"(?<!`)(?P<ticks>`+)(?!`)(?:[^\n]|\n(?![ \t]*\n))*?(?<!`)(?P=ticks)(?!`)"
+    r"|%%.*?(?:%%|\Z)"
+    r"|<!--.*?(?:-->|\Z)"
+    r"|\$\$.+?\$\$"
+    r"|(?<![\\$])\$(?=[^\s$])[^\n$]*?(?<=[^\s\\])\$(?!\d)",
+    re.DOTALL,
+)
+_INDENTED = re.compile(r"^(?: {4}|\t)", re.MULTILINE)
+_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]")
+
+
+def blank(segment: str) -> str:
+    """Spaces of the same length as ``segment``, keeping its newlines."""
+    if "\n" not in segment:
+        return " " * len(segment)
+    return "\n".join(" " * len(part) for part in segment.split("\n"))
+
+
+def _fenced_ranges(text: str) -> list[tuple[int, int]]:
+    ranges: list[tuple[int, int]] = []
+    open_at = -1
+    open_char = ""
+    open_len = 0
+    for m in _FENCE.finditer(text):
+        fence = m.group(1)
+        if open_at < 0:
+            if fence[0] == "`" and "`" in m.group(2):
+                continue  # an info string may not contain a backtick: not a fence
+            open_at, open_char, open_len = m.start(), fence[0], len(fence)
+        elif fence[0] == open_char and len(fence) >= open_len and not m.group(2).strip():
+            ranges.append((open_at, m.end()))
+            open_at = -1
+    if open_at >= 0:  # an unclosed fence runs to the end of the note
+        ranges.append((open_at, len(text)))
+    return ranges
+
+
+def _indented_ranges(text: str) -> list[tuple[int, int]]:
+    """Indented code: indented lines after a blank line, outside list context."""
+    ranges: list[tuple[int, int]] = []
+    lines = text.split("\n")
+    offset = 0
+    prev_blank = True
+    list_context = False
+    start = -1
+    for line in lines:
+        stripped = line.strip()
+        indented = line.startswith(("    ", "\t"))
+        if start >= 0:
+            if indented or not stripped:
+                offset += len(line) + 1
+                continue
+            ranges.append((start, offset - 1))
+            start = -1
+        if indented and stripped and prev_blank and not list_context:
+            start = offset
+        elif stripped:
+            list_context = bool(_LIST_ITEM.match(line)) or (indented and list_context)
+        prev_blank = not stripped
+        offset += len(line) + 1
+    if start >= 0:
+        ranges.append((start, len(text)))
+    return ranges
+
+
+def _apply(text: str, ranges: list[tuple[int, int]]) -> str:
+    if not ranges:
+        return text
+    parts: list[str] = []
+    pos = 0
+    for start, stop in ranges:
+        a = max(start, pos)
+        if stop <= a:
+            continue
+        parts.append(text[pos:a])
+        parts.append(blank(text[a:stop]))
+        pos = stop
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+def mask(text: str) -> str:
+    """Blank out code, math and comments so links and tags inside them are not seen."""
+    if "```" in text or "~~~" in text:
+        text = _apply(text, _fenced_ranges(text))
+    if ("\n    " in text or "\n\t" in text) and _INDENTED.search(text):
+        text = _apply(text, _indented_ranges(text))
+    if "`" in text or "%%" in text or "$" in text or "<!--" in text:
+        text = _INLINE.sub(lambda m: blank(m.group()), text)
+    return text

@@ -1,0 +1,273 @@
+"""Parse one note's text into what Obsidian's metadata cache knows about it.
+
+``parse_note(path, text)`` is pure: text in, a ``ParsedNote`` out. It finds the frontmatter
+(properties, tags, aliases, links in properties; invalid YAML recorded, not fatal), inline tags,
+wikilinks, markdown links and embeds, headings and block ids, each with its 1-based line number and
+character offsets, following ``reference/obsidian-semantics.md`` (the rule numbers in comments
+refer to it). Links and tags inside code, math and comments are not counted (see ``markdown``).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import unquote
+
+from vaultpilot.vault.frontmatter import (
+    Frontmatter,
+    frontmatter_aliases,
+    frontmatter_tags,
+    split_frontmatter,
+)
+from vaultpilot.vault.markdown import mask
+
+__all__ = [
+    "Block",
+    "Heading",
+    "Link",
+    "ParsedNote",
+    "Tag",
+    "is_valid_tag",
+    "parse_link_text",
+    "parse_note",
+    "scan_links",
+]
+
+LinkKind = Literal["link", "embed", "property"]
+LinkSyntax = Literal["wiki", "markdown"]
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One link as written: target text (trimmed, decoded), subpath, alias, where it is."""
+
+    target: str  # "" for a link to a heading or block of the same note ([[#H]])
+    subpath: str  # "" or "#Heading", "#H1#H2", "#^blockid"
+    alias: str | None
+    kind: LinkKind
+    syntax: LinkSyntax
+    line: int  # 1-based line in the file
+    start: int  # offset of the first character of the link in the file text
+    end: int  # offset just past it
+    prop: str | None = None  # the property key when kind == "property"
+
+
+@dataclass(frozen=True, slots=True)
+class Tag:
+    name: str  # without '#', as written
+    line: int  # 1-based; 0 for frontmatter tags
+    source: Literal["frontmatter", "inline"]
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    level: int
+    text: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    block_id: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedNote:
+    path: str
+    title: str
+    properties: dict[str, Any]
+    frontmatter_error: str | None
+    aliases: tuple[str, ...]
+    tags: tuple[Tag, ...]
+    links: tuple[Link, ...]
+    headings: tuple[Heading, ...]
+    blocks: tuple[Block, ...]
+    body: str
+    body_offset: int
+    word_count: int
+
+
+# Rule 1-2: [[target#subpath|alias]]; a single ']' does not end the target, '[[' cannot occur.
+_WIKI = re.compile(r"(!?)\[\[((?:[^\[\]\n]|\](?!\])|\[(?!\[))+?)\]\]")
+# Rule 4: [text](dest) or [text](<dest with spaces>), optional title; balanced parentheses.
+_MDLINK = re.compile(
+    r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"
+    r"\(\s*(<[^<>\n]+>|(?:[^\s()]|\([^\s()]*\))+)(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)"
+)
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+# Rules 9-10: '#' after the line start, whitespace (incl. NBSP, U+3000) or '_'; tag characters
+# are anything but whitespace and punctuation other than _ - /.
+_TAG_CHARS = r"[^\s!-,.:-@\[-^`{-~\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\u2018-\u201f]"
+_TAG = re.compile(rf"(?<![^\s_])#({_TAG_CHARS}+(?:#{_TAG_CHARS}+)*)")
+_HEADING = re.compile(r"^(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
+# Rule 14: ' ^id' at the end of a line (or '^id' alone on its line); Latin letters, digits, '-'.
+_BLOCK = re.compile(r"(?:^|[ \t])\^([A-Za-z0-9-]+)[ \t]*$", re.MULTILINE)
+_VALID_TAG = re.compile(rf"^{_TAG_CHARS}+$")
+
+
+def is_valid_tag(tag: str) -> bool:
+    """Rule 9: allowed characters, at least one non-digit, no trailing '/'."""
+    return (
+        bool(tag)
+        and bool(_VALID_TAG.match(tag))
+        and not tag.replace("/", "").isdigit()
+        and not tag.endswith("/")
+        and not tag.startswith("/")
+    )
+
+
+def parse_link_text(inner: str) -> tuple[str, str, str | None]:
+    """Split the inside of ``[[…]]`` into (target, subpath, alias), rules 1, 2 and 4."""
+    alias: str | None = None
+    pipe = inner.find("|")
+    if pipe >= 0:
+        alias = inner[pipe + 1 :]
+        inner = inner[:pipe]
+        if inner.endswith("\\"):  # an escaped pipe inside a table: [[X\|y]]
+            inner = inner[:-1]
+    hash_at = inner.find("#")
+    if hash_at >= 0:
+        target, subpath = inner[:hash_at], inner[hash_at:]
+    else:
+        target, subpath = inner, ""
+    return target.strip(), subpath.strip(), alias
+
+
+def _line_of(starts: list[int], offset: int) -> int:
+    return bisect_right(starts, offset)
+
+
+def _line_starts(text: str) -> list[int]:
+    return [m.end() for m in re.finditer("\n", text)]
+
+
+def scan_links(masked: str, base: int, starts: list[int]) -> list[Link]:
+    """Wikilinks, markdown links and embeds in already-masked text; offsets shifted by base."""
+    links: list[Link] = []
+    if "[[" in masked:
+        for m in _WIKI.finditer(masked):
+            target, subpath, alias = parse_link_text(m.group(2))
+            if not target and not subpath:
+                continue
+            pos = base + m.start()
+            links.append(
+                Link(
+                    target,
+                    subpath,
+                    alias,
+                    "embed" if m.group(1) else "link",
+                    "wiki",
+                    _line_of(starts, pos) + 1,
+                    pos,
+                    base + m.end(),
+                )
+            )
+    if "](" in masked:
+        for m in _MDLINK.finditer(masked):
+            dest = m.group(3)
+            if dest.startswith("<"):
+                dest = dest[1:-1]
+            if _SCHEME.match(dest) or dest.startswith("//"):
+                continue  # an external URL, not a link into the vault
+            dest = unquote(dest)
+            hash_at = dest.find("#")
+            target, subpath = (dest[:hash_at], dest[hash_at:]) if hash_at >= 0 else (dest, "")
+            if not target and not subpath:
+                continue
+            pos = base + m.start()
+            links.append(
+                Link(
+                    target.strip(),
+                    subpath,
+                    m.group(2),
+                    "embed" if m.group(1) else "link",
+                    "markdown",
+                    _line_of(starts, pos) + 1,
+                    pos,
+                    base + m.end(),
+                )
+            )
+    links.sort(key=lambda link: link.start)
+    return links
+
+
+def _property_links(props: dict[str, Any], fm: Frontmatter, text: str) -> list[Link]:
+    """Rule 12: internal links written (quoted) as property values are links too."""
+    out: list[Link] = []
+
+    def visit(key: str, value: Any) -> None:
+        if isinstance(value, list):
+            for item in value:
+                visit(key, item)
+        elif isinstance(value, str) and ("[[" in value or "](" in value):
+            pos = text.find(value, fm.start, fm.end)
+            line = text.count("\n", 0, pos) + 1 if pos >= 0 else 1
+            for link in scan_links(value, 0, []):
+                out.append(
+                    Link(
+                        link.target,
+                        link.subpath,
+                        link.alias,
+                        "property",
+                        link.syntax,
+                        line,
+                        pos + link.start if pos >= 0 else -1,
+                        pos + link.end if pos >= 0 else -1,
+                        key,
+                    )
+                )
+
+    for key, value in props.items():
+        visit(key, value)
+    return out
+
+
+def parse_note(path: str, text: str) -> ParsedNote:
+    """Parse a note (``\\n`` line endings) at vault path ``path``."""
+    fm = split_frontmatter(text)
+    body = text[fm.end :]
+    masked = mask(body)
+    starts = _line_starts(text)
+    base = fm.end
+
+    links = _property_links(fm.properties, fm, text) if fm.properties else []
+    links.extend(scan_links(masked, base, starts))
+
+    tags: list[Tag] = [Tag(t, 0, "frontmatter") for t in frontmatter_tags(fm.properties)]
+    if "#" in masked:
+        for m in _TAG.finditer(masked):
+            line = _line_of(starts, base + m.start()) + 1
+            for raw in m.group(1).split("#"):
+                name = raw.rstrip("/")
+                if is_valid_tag(name):
+                    tags.append(Tag(name, line, "inline"))
+
+    headings: list[Heading] = []
+    blocks: list[Block] = []
+    if "#" in masked:
+        for m in _HEADING.finditer(masked):
+            line = _line_of(starts, base + m.start()) + 1
+            headings.append(Heading(len(m.group(1)), (m.group(2) or "").strip(), line))
+    if "^" in masked:
+        for m in _BLOCK.finditer(masked):
+            blocks.append(Block(m.group(1), _line_of(starts, base + m.start()) + 1))
+
+    name = path.rsplit("/", 1)[-1]
+    title = name[:-3] if name.lower().endswith(".md") else name
+    return ParsedNote(
+        path=path,
+        title=title,
+        properties=fm.properties,
+        frontmatter_error=fm.error,
+        aliases=tuple(frontmatter_aliases(fm.properties)),
+        tags=tuple(tags),
+        links=tuple(links),
+        headings=tuple(headings),
+        blocks=tuple(blocks),
+        body=body,
+        body_offset=base,
+        word_count=len(body.split()),
+    )
