@@ -52,6 +52,8 @@ def create_core_tables(conn: sqlite3.Connection) -> None:
             read_error TEXT
         );
         CREATE INDEX files_folder ON files(folder);
+        CREATE INDEX files_path_lower ON files(path_lower);
+        CREATE INDEX files_title ON files(title COLLATE NOCASE);
         CREATE INDEX files_mtime ON files(mtime_ns);
         CREATE TABLE properties (
             file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,

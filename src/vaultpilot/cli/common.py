@@ -1,0 +1,108 @@
+"""What every CLI command shares: the vault and data-dir options, opening the index, and
+turning vaultpilot errors into one clear line and an exit code (never a traceback)."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import wraps
+from pathlib import Path
+from typing import Annotated, ParamSpec, TypeVar
+
+import typer
+from rich.console import Console
+
+from vaultpilot.errors import (
+    ExternalError,
+    RequestError,
+    SetupError,
+    VaultpilotError,
+)
+from vaultpilot.locations import data_root, find_vault, vault_data_dir
+
+__all__ = [
+    "DataDirOpt",
+    "JsonOpt",
+    "VaultOpt",
+    "Workspace",
+    "console",
+    "err_console",
+    "exit_code_for",
+    "handle_errors",
+    "open_workspace",
+]
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+VaultOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--vault", help="Vault folder (default: $VAULTPILOT_VAULT, else the current one)."
+    ),
+]
+DataDirOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--data-dir",
+        help="Where vaultpilot keeps its data (default: $VAULTPILOT_DATA_DIR,"
+        " else the per-user data folder).",
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def exit_code_for(err: VaultpilotError) -> int:
+    """2: the invocation must change (bad path, bad argument, setup); 1: an outside failure."""
+    if isinstance(err, SetupError | RequestError):
+        return 2
+    if isinstance(err, ExternalError):
+        return 1
+    return 1
+
+
+def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
+    """Print a VaultpilotError as one line on stderr and exit with its code."""
+
+    @wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except VaultpilotError as err:
+            err_console.print(f"[bold red]error:[/] {err.message}", soft_wrap=True)
+            raise typer.Exit(exit_code_for(err)) from None
+        except KeyboardInterrupt:
+            err_console.print("interrupted")
+            sys.exit(130)
+
+    return wrapper
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    vault: Path
+    data_dir: Path
+    db_path: Path
+
+
+def open_workspace(vault: str | None, data_dir: str | None) -> Workspace:
+    root = find_vault(vault)
+    folder = vault_data_dir(root, data_root(data_dir))
+    return Workspace(root, folder, folder / "index.db")
+
+
+@contextmanager
+def index_connection(ws: Workspace) -> Iterator[sqlite3.Connection]:
+    from vaultpilot.index.db import connect
+
+    conn = connect(ws.db_path)
+    try:
+        yield conn
+    finally:
+        conn.close()

@@ -1,0 +1,227 @@
+"""Index commands: ``index``, ``search``, ``links``, ``backlinks``, ``unresolved``, ``status``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from vaultpilot.cli.common import (
+    DataDirOpt,
+    JsonOpt,
+    VaultOpt,
+    console,
+    handle_errors,
+    index_connection,
+    open_workspace,
+)
+
+__all__ = ["register"]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("index")(index_cmd)
+    app.command("search")(search_cmd)
+    app.command("links")(links_cmd)
+    app.command("backlinks")(backlinks_cmd)
+    app.command("unresolved")(unresolved_cmd)
+    app.command("status")(status_cmd)
+
+
+@handle_errors
+def index_cmd(
+    vault: VaultOpt = None,
+    data_dir: DataDirOpt = None,
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Start from an empty index.")] = False,
+) -> None:
+    """Bring the index up to date with the vault (only changed notes are parsed again)."""
+    from vaultpilot.index.sync import sync_vault
+
+    ws = open_workspace(vault, data_dir)
+    with (
+        index_connection(ws) as conn,
+        Progress(
+            TextColumn("[bold]indexing"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+            disable=not console.is_terminal,
+        ) as bar,
+    ):
+        task = bar.add_task("notes", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        report = sync_vault(conn, ws.vault, rebuild=rebuild, progress=progress)
+    console.print(
+        f"[green]indexed[/] {ws.vault}: {report.notes} notes ({report.parsed} parsed, "
+        f"{report.deleted} removed), {report.attachments} attachments, {report.links} links "
+        f"({report.unresolved_links} unresolved), {report.tags} tags in {report.seconds:.2f} s"
+    )
+    for path, why in report.skipped:
+        console.print(f"[yellow]skipped[/] {escape(path)}: {escape(why)}")
+
+
+@handle_errors
+def search_cmd(
+    query: Annotated[str, typer.Argument(help='Words to find; "quoted phrases" stay together.')],
+    tag: Annotated[
+        str | None, typer.Option("--tag", help="Only notes with this tag (nested tags included).")
+    ] = None,
+    path: Annotated[str | None, typer.Option("--path", help="Only notes in this folder.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=1000)] = 10,
+    as_json: JsonOpt = False,
+    vault: VaultOpt = None,
+    data_dir: DataDirOpt = None,
+) -> None:
+    """Keyword search over titles, aliases, headings and text (BM25 ranking)."""
+    from vaultpilot.index.queries import search
+    from vaultpilot.index.sync import sync_vault
+
+    ws = open_workspace(vault, data_dir)
+    with index_connection(ws) as conn:
+        sync_vault(conn, ws.vault)
+        hits, total = search(conn, query, tag=tag, folder=path, limit=limit)
+    if as_json:
+        print(
+            json.dumps(
+                {"total": total, "results": [asdict(h) for h in hits]}, ensure_ascii=False, indent=2
+            )
+        )
+        return
+    if not hits:
+        console.print(f"No notes match {query!r}.")
+        return
+    for hit in hits:
+        console.print(f"[bold cyan]{hit.path}[/]  [dim]{hit.score:.2f}[/]")
+        console.print(f"  {hit.snippet}".replace("\n", " "), markup=False)
+    console.print(f"[dim]{len(hits)} of {total} matching notes[/]")
+
+
+def _print_links(rows: list[object], as_json: bool, *, backlinks: bool) -> None:
+    from vaultpilot.index.queries import LinkRow
+
+    items = [r for r in rows if isinstance(r, LinkRow)]
+    if as_json:
+        print(json.dumps([asdict(r) for r in items], ensure_ascii=False, indent=2))
+        return
+    table = Table("from" if backlinks else "to", "line", "kind", "written as")
+    for r in items:
+        shown = escape(r.source if backlinks else (r.target or f"{r.target_text} (unresolved)"))
+        written = escape(r.target_text + r.subpath + (f"|{r.alias}" if r.alias else ""))
+        table.add_row(shown, str(r.line), f"{r.kind} ({r.syntax})", written)
+    console.print(table)
+
+
+@handle_errors
+def links_cmd(
+    note: Annotated[str, typer.Argument(help="A note path or title.")],
+    as_json: JsonOpt = False,
+    vault: VaultOpt = None,
+    data_dir: DataDirOpt = None,
+) -> None:
+    """Links written in a note, with where each one leads."""
+    from vaultpilot.index.queries import find_note, outgoing_links
+    from vaultpilot.index.sync import sync_vault
+
+    ws = open_workspace(vault, data_dir)
+    with index_connection(ws) as conn:
+        sync_vault(conn, ws.vault)
+        rows = outgoing_links(conn, find_note(conn, note))
+    _print_links(list(rows), as_json, backlinks=False)
+
+
+@handle_errors
+def backlinks_cmd(
+    note: Annotated[str, typer.Argument(help="A note path or title.")],
+    as_json: JsonOpt = False,
+    vault: VaultOpt = None,
+    data_dir: DataDirOpt = None,
+) -> None:
+    """Notes that link to a note."""
+    from vaultpilot.index.queries import backlinks, find_note
+    from vaultpilot.index.sync import sync_vault
+
+    ws = open_workspace(vault, data_dir)
+    with index_connection(ws) as conn:
+        sync_vault(conn, ws.vault)
+        rows = backlinks(conn, find_note(conn, note))
+    _print_links(list(rows), as_json, backlinks=True)
+
+
+@handle_errors
+def unresolved_cmd(
+    as_json: JsonOpt = False, vault: VaultOpt = None, data_dir: DataDirOpt = None
+) -> None:
+    """Links that lead to no file, per note, with how often each is written."""
+    from vaultpilot.index.queries import unresolved_links
+    from vaultpilot.index.sync import sync_vault
+
+    ws = open_workspace(vault, data_dir)
+    with index_connection(ws) as conn:
+        sync_vault(conn, ws.vault)
+        rows = unresolved_links(conn)
+    if as_json:
+        shape: dict[str, dict[str, int]] = {}
+        for r in rows:
+            shape.setdefault(r.source, {})[r.target_text] = r.count
+        print(json.dumps(shape, ensure_ascii=False, indent=2))
+        return
+    table = Table("note", "unresolved link", "count")
+    for r in rows:
+        table.add_row(r.source, r.target_text, str(r.count))
+    console.print(table)
+
+
+@handle_errors
+def status_cmd(
+    as_json: JsonOpt = False, vault: VaultOpt = None, data_dir: DataDirOpt = None
+) -> None:
+    """Notes on disk against the index: stale files, frontmatter errors, database size."""
+    from vaultpilot.index.status import index_status
+
+    ws = open_workspace(vault, data_dir)
+    with index_connection(ws) as conn:
+        st = index_status(conn, ws.vault, ws.db_path)
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    **asdict(st),
+                    "up_to_date": st.up_to_date,
+                    "vault": str(ws.vault),
+                    "index": str(ws.db_path),
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
+        return
+    console.print(f"[bold]vault[/]   {ws.vault}")
+    console.print(f"[bold]index[/]   {ws.db_path} ({st.db_bytes / 1024:.0f} KiB)")
+    console.print(
+        f"[bold]notes[/]   {st.notes_on_disk} on disk, {st.notes_indexed} indexed; "
+        f"{st.attachments} attachments; {st.links} links ({st.unresolved_links} unresolved); "
+        f"{st.tags} tags"
+    )
+    if st.up_to_date:
+        console.print("[green]up to date[/]")
+    else:
+        console.print(
+            f"[yellow]stale[/]: {len(st.stale_added)} new, {len(st.stale_changed)} changed, "
+            f"{len(st.stale_deleted)} deleted; run `vaultpilot index`"
+        )
+        for p in [*st.stale_added, *st.stale_changed, *st.stale_deleted][:20]:
+            console.print(f"  {p}", markup=False)
+    for path, err in st.frontmatter_errors:
+        console.print(f"[yellow]frontmatter error[/] {escape(path)}: {escape(err)}")
+    for path, err in st.unreadable:
+        console.print(f"[red]not indexed[/] {escape(path)}: {escape(err)}")

@@ -1,0 +1,22 @@
+"""The ``vaultpilot`` command: wires the sub-commands together and nothing else."""
+
+from __future__ import annotations
+
+import typer
+
+from vaultpilot.cli import index_cmds
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="vaultpilot",
+    help="Agent mode for an Obsidian vault: index, search and (soon) edit notes safely.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+index_cmds.register(app)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,236 @@
+"""Questions the index answers: keyword search, links, backlinks, unresolved links, lookups.
+
+Every function takes an open index connection and returns frozen values. Keyword search uses
+FTS5 with BM25 (title weighted above aliases, headings and body) and returns a snippet; text with
+CJK characters is also looked up in the trigram table, so words written without spaces are found.
+Accents are ignored (``creme`` finds ``crème``).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+
+from vaultpilot.errors import InvalidArgumentError, NotFoundError
+from vaultpilot.vault.files import normalize_rel_path
+
+__all__ = [
+    "LinkRow",
+    "SearchHit",
+    "UnresolvedRow",
+    "backlinks",
+    "find_note",
+    "fts_query",
+    "outgoing_links",
+    "search",
+    "tag_filter_sql",
+    "unresolved_links",
+]
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_TOKEN = re.compile(r'"([^"]+)"|(\S+)')
+_WEIGHTS = "10.0, 5.0, 3.0, 1.0"
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    path: str
+    title: str
+    score: float  # higher is better
+    snippet: str
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRow:
+    source: str
+    target: str | None  # the resolved vault path, or None when unresolved
+    target_text: str
+    subpath: str
+    alias: str | None
+    kind: str
+    syntax: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class UnresolvedRow:
+    source: str
+    target_text: str
+    count: int
+
+
+def fts_query(text: str) -> str:
+    """Turn free text into a safe FTS5 expression: every word (or "quoted phrase") must occur."""
+    parts: list[str] = []
+    for m in _TOKEN.finditer(text):
+        phrase = m.group(1) or m.group(2)
+        words = re.findall(r"\w+", phrase)
+        if words:
+            parts.append('"' + " ".join(words) + '"')
+    return " ".join(parts)
+
+
+def _prefix_range(column: str, value: str) -> tuple[str, list[str]]:
+    """SQL matching ``value`` or anything under ``value/`` (an index range, no LIKE scan)."""
+    low = value.lower().strip("/")
+    return f"({column} = ? OR ({column} >= ? AND {column} < ?))", [low, low + "/", low + "0"]
+
+
+def tag_filter_sql(tag: str) -> tuple[str, list[str]]:
+    """SQL fragment selecting file ids with ``tag`` or a tag nested under it."""
+    cond, args = _prefix_range("tag_lower", tag.lstrip("#"))
+    return f"SELECT file_id FROM tags WHERE {cond}", args  # noqa: S608
+
+
+def search(
+    conn: sqlite3.Connection,
+    text: str,
+    *,
+    tag: str | None = None,
+    folder: str | None = None,
+    limit: int = 10,
+    offset: int = 0,
+) -> tuple[list[SearchHit], int]:
+    """Keyword search; returns (hits, total number of matching notes)."""
+    if limit < 1:
+        raise InvalidArgumentError("limit must be at least 1.")
+    match = fts_query(text)
+    if not match:
+        raise InvalidArgumentError(
+            f"The query {text!r} has no words to search for; give at least one word."
+        )
+    where = ["notes_fts MATCH ?"]
+    args: list[object] = [match]
+    if tag:
+        sub, targs = tag_filter_sql(tag)
+        where.append(f"notes_fts.rowid IN ({sub})")
+        args.extend(targs)
+    if folder:
+        low = normalize_rel_path(folder).lower()
+        where.append("f.path_lower >= ? AND f.path_lower < ?")
+        args.extend([low + "/", low + "0"])
+    clause = " AND ".join(where)
+    total = conn.execute(
+        f"SELECT COUNT(*) FROM notes_fts JOIN files f ON f.id = notes_fts.rowid WHERE {clause}",  # noqa: S608
+        args,
+    ).fetchone()[0]
+    rows = conn.execute(
+        f"SELECT f.path, f.title, bm25(notes_fts, {_WEIGHTS}) AS rank,"  # noqa: S608
+        " snippet(notes_fts, -1, '**', '**', '…', 16)"
+        f" FROM notes_fts JOIN files f ON f.id = notes_fts.rowid WHERE {clause}"
+        " ORDER BY rank LIMIT ? OFFSET ?",
+        [*args, limit, offset],
+    ).fetchall()
+    hits = [SearchHit(p, t, -float(r), s) for p, t, r, s in rows]
+    if _CJK.search(text):
+        hits, total = _merge_cjk(conn, text, hits, total, limit, tag, folder)
+    return hits, total
+
+
+def _merge_cjk(
+    conn: sqlite3.Connection,
+    text: str,
+    hits: list[SearchHit],
+    total: int,
+    limit: int,
+    tag: str | None,
+    folder: str | None,
+) -> tuple[list[SearchHit], int]:
+    words = [w for w in text.split() if w]
+    seen = {h.path for h in hits}
+    # Trigram MATCH needs three characters; shorter words use LIKE over the (small) CJK table.
+    cond = " AND ".join("c.text LIKE ?" for _ in words)
+    args: list[object] = [f"%{w}%" for w in words]
+    sql = (
+        "SELECT f.path, f.title, c.text FROM cjk_fts c JOIN files f ON f.id = c.rowid"  # noqa: S608
+        f" WHERE {cond}"
+    )
+    if tag:
+        sub, targs = tag_filter_sql(tag)
+        sql += f" AND f.id IN ({sub})"
+        args.extend(targs)
+    extra: list[SearchHit] = []
+    for path, title, body in conn.execute(sql, args):
+        if folder and not path.lower().startswith(folder.lower().strip("/") + "/"):
+            continue
+        if path in seen:
+            continue
+        at = body.find(words[0])
+        snippet = body[max(0, at - 30) : at + 60].replace("\n", " ")
+        extra.append(SearchHit(path, title, float(sum(body.count(w) for w in words)), snippet))
+    extra.sort(key=lambda h: (-h.score, h.path))
+    return (extra + hits)[:limit], total + len(extra)
+
+
+def find_note(conn: sqlite3.Connection, name: str) -> str:
+    """The vault path a user means by ``name``: a path (with or without .md) or a note title."""
+    canon = normalize_rel_path(name.strip())
+    low = canon.lower()
+    for candidate in (low, low + ".md"):
+        row = conn.execute(
+            "SELECT path FROM files WHERE path_lower = ? AND is_note = 1", (candidate,)
+        ).fetchone()
+        if row:
+            return str(row[0])
+    title = canon.rsplit("/", 1)[-1]
+    if title.lower().endswith(".md"):
+        title = title[:-3]
+    rows = [
+        r[0]
+        for r in conn.execute(
+            "SELECT path FROM files WHERE title = ? COLLATE NOCASE AND is_note = 1"
+            " ORDER BY length(path), path",
+            (title,),
+        )
+    ]
+    if "/" in canon:
+        rows = [r for r in rows if r.lower().endswith("/" + low.removesuffix(".md") + ".md")]
+    if len(rows) == 1:
+        return str(rows[0])
+    if not rows:
+        raise NotFoundError(
+            f"No note named '{name}' in the index. Check the spelling, search with "
+            "`vaultpilot search`, or run `vaultpilot index` if it was just created."
+        )
+    listing = ", ".join(rows[:10])
+    raise InvalidArgumentError(
+        f"'{name}' matches {len(rows)} notes ({listing}); give the full path of the one you mean."
+    )
+
+
+_LINK_COLS = (
+    "s.path, t.path, l.target_text, l.subpath, l.alias, l.kind, l.syntax, l.line"
+    " FROM links l JOIN files s ON s.id = l.source_id LEFT JOIN files t ON t.id = l.target_id"
+)
+
+
+def outgoing_links(conn: sqlite3.Connection, path: str) -> list[LinkRow]:
+    """Links written in the note at ``path``, in order, with their resolved targets."""
+    rows = conn.execute(
+        f"SELECT {_LINK_COLS} WHERE s.path = ? ORDER BY l.line, l.rowid",
+        (path,),
+    )
+    return [LinkRow(*r) for r in rows]
+
+
+def backlinks(conn: sqlite3.Connection, path: str) -> list[LinkRow]:
+    """Links from other notes (and the note itself) that resolve to ``path``."""
+    row = conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
+    if row is None:
+        return []
+    rows = conn.execute(
+        f"SELECT {_LINK_COLS} WHERE l.target_id = ? ORDER BY s.path, l.line",
+        (row[0],),
+    )
+    return [LinkRow(*r) for r in rows]
+
+
+def unresolved_links(conn: sqlite3.Connection) -> list[UnresolvedRow]:
+    """Obsidian's ``unresolvedLinks``: per source note, each unresolved target and its count."""
+    rows = conn.execute(
+        "SELECT s.path, l.target_text, COUNT(*) FROM links l JOIN files s ON s.id = l.source_id"
+        " WHERE l.target_id IS NULL GROUP BY s.path, l.target_text COLLATE NOCASE"
+        " ORDER BY s.path, l.target_text"
+    )
+    return [UnresolvedRow(*r) for r in rows]
