@@ -1,0 +1,178 @@
+"""Incremental sync: what is re-parsed, bad input, and equality with a rebuild."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.index.helpers import dump, write
+from vaultpilot.index.db import connect
+from vaultpilot.index.queries import backlinks, outgoing_links, unresolved_links
+from vaultpilot.index.sync import sync_vault
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    write(root, "A.md", "---\ntags: [alpha]\n---\n# A\nSee [[B]] and [[Sub/C|see C]].\n")
+    write(root, "B.md", "# B\nBack to [[A#A]] and [[Missing]].\n")
+    write(root, "Sub/C.md", "C links [[B]] ![[pic.png]]\n")
+    write(root, "pic.png", b"\x89PNG\r\n\x1a\n")
+    write(root, ".obsidian/app.json", "{}")
+    return root
+
+
+def _rebuild(root: Path, tmp: Path) -> dict[str, list[tuple[object, ...]]]:
+    conn = connect(tmp / "fresh" / "index.db")
+    sync_vault(conn, root, workers=1)
+    out = dump(conn)
+    conn.close()
+    return out
+
+
+def test_first_sync_indexes_notes_and_attachments(vault: Path, tmp_path: Path) -> None:
+    conn = connect(tmp_path / "db" / "index.db")
+    report = sync_vault(conn, vault)
+    assert (report.notes, report.attachments, report.parsed) == (3, 1, 3)
+    assert report.unresolved_links == 1
+    assert [r.source for r in backlinks(conn, "B.md")] == ["A.md", "Sub/C.md"]
+    assert [r.target for r in outgoing_links(conn, "Sub/C.md")] == ["B.md", "pic.png"]
+    assert [(u.source, u.target_text) for u in unresolved_links(conn)] == [("B.md", "Missing")]
+    assert not list(vault.glob("**/*.db")), "nothing may be written inside the vault"
+
+
+def test_no_change_parses_nothing(vault: Path, tmp_path: Path) -> None:
+    conn = connect(tmp_path / "db" / "index.db")
+    sync_vault(conn, vault)
+    report = sync_vault(conn, vault)
+    assert (report.parsed, report.added, report.deleted) == (0, 0, 0)
+
+
+def test_touched_but_identical_note_is_not_reparsed(vault: Path, tmp_path: Path) -> None:
+    conn = connect(tmp_path / "db" / "index.db")
+    sync_vault(conn, vault)
+    write(vault, "A.md", (vault / "A.md").read_text(encoding="utf-8"))
+    report = sync_vault(conn, vault)
+    assert (report.parsed, report.unchanged_content) == (0, 1)
+    assert dump(conn) == _rebuild(vault, tmp_path)
+
+
+def test_adding_the_missing_note_resolves_old_links(vault: Path, tmp_path: Path) -> None:
+    conn = connect(tmp_path / "db" / "index.db")
+    sync_vault(conn, vault)
+    write(vault, "Later/Missing.md", "now here")
+    report = sync_vault(conn, vault)
+    assert report.parsed == 1 and report.unresolved_links == 0
+    assert [r.source for r in backlinks(conn, "Later/Missing.md")] == ["B.md"]
+    assert dump(conn) == _rebuild(vault, tmp_path)
+
+
+def test_same_folder_note_takes_over_resolution(vault: Path, tmp_path: Path) -> None:
+    write(vault, "Deep/Er/X.md", "the only X so far")
+    write(vault, "Sub/D.md", "[[X]] and [[B]]")
+    conn = connect(tmp_path / "db" / "index.db")
+    sync_vault(conn, vault)
+    assert [r.target for r in outgoing_links(conn, "Sub/D.md")] == ["Deep/Er/X.md", "B.md"]
+    write(vault, "Sub/X.md", "a second X, next to D")
+    write(vault, "Sub/B.md", "a second B: the exact vault path B.md still wins")
+    sync_vault(conn, vault)
+    assert [r.target for r in outgoing_links(conn, "Sub/D.md")] == ["Sub/X.md", "B.md"]
+    assert dump(conn) == _rebuild(vault, tmp_path)
+    (vault / "Sub/X.md").unlink()
+    sync_vault(conn, vault)
+    assert outgoing_links(conn, "Sub/D.md")[0].target == "Deep/Er/X.md"
+    assert dump(conn) == _rebuild(vault, tmp_path)
+
+
+def test_delete_and_rename(vault: Path, tmp_path: Path) -> None:
+    conn = connect(tmp_path / "db" / "index.db")
+    sync_vault(conn, vault)
+    (vault / "B.md").rename(vault / "Sub" / "B2.md")
+    (vault / "pic.png").unlink()
+    report = sync_vault(conn, vault)
+    assert (report.added, report.deleted) == (1, 2)
+    assert [r.target for r in outgoing_links(conn, "A.md")] == [None, "Sub/C.md"]
+    assert dump(conn) == _rebuild(vault, tmp_path)
+
+
+def test_rebuild_flag_equals_incremental(vault: Path, tmp_path: Path) -> None:
+    conn = connect(tmp_path / "db" / "index.db")
+    sync_vault(conn, vault)
+    before = dump(conn)
+    sync_vault(conn, vault, rebuild=True)
+    assert dump(conn) == before
+
+
+def test_parallel_and_serial_parsing_agree(tmp_path: Path) -> None:
+    root = tmp_path / "big"
+    for i in range(450):
+        write(
+            root, f"F{i % 7}/N{i}.md", f"# N{i}\n[[N{(i * 7) % 450}]] #t{i % 5} [[Nope{i % 3}]]\n"
+        )
+    a = connect(tmp_path / "a" / "index.db")
+    b = connect(tmp_path / "b" / "index.db")
+    sync_vault(a, root, workers=2)
+    sync_vault(b, root, workers=1)
+    assert dump(a) == dump(b)
+
+
+# ---- bad input: each is reported and skipped, and the sync completes -------------------------
+
+
+def test_bad_files_are_reported_and_skipped(vault: Path, tmp_path: Path) -> None:
+    write(vault, "latin1.md", "caf\xe9 [[A]]".encode("latin-1"))
+    write(vault, "binary.md", b"\x00\x01\x02PNG\x00")
+    write(vault, "empty.md", "")
+    write(vault, "badyaml.md", "---\ntitle: 'unclosed\n---\nBody links [[A]] #still\n")
+    secret = write(vault, "secret.md", "hidden")
+    os.chmod(secret, 0)
+    conn = connect(tmp_path / "db" / "index.db")
+    try:
+        report = sync_vault(conn, vault)
+    finally:
+        os.chmod(secret, 0o644)
+    skipped = dict(report.skipped)
+    assert "not valid UTF-8" in skipped["latin1.md"]
+    assert "NUL" in skipped["binary.md"]
+    if os.geteuid() != 0:  # root reads anything
+        assert "could not be read" in skipped["secret.md"]
+    assert "empty.md" not in skipped
+    row = conn.execute("SELECT frontmatter_error FROM files WHERE path = 'badyaml.md'").fetchone()
+    assert row[0].startswith("invalid YAML frontmatter")
+    # The note with broken YAML is still indexed: its body, links and tags.
+    assert [r.source for r in backlinks(conn, "A.md")].count("badyaml.md") == 1
+    tags = [
+        r[0]
+        for r in conn.execute(
+            "SELECT tag FROM tags t JOIN files f ON f.id = t.file_id WHERE f.path = 'badyaml.md'"
+        )
+    ]
+    assert tags == ["still"]
+
+
+def test_huge_note_is_skipped_not_fatal(vault: Path, tmp_path: Path) -> None:
+    write(vault, "huge.md", "word " * (2 * 1024 * 1024))  # 10 MB
+    conn = connect(tmp_path / "db" / "index.db")
+    report = sync_vault(conn, vault)
+    assert "larger than" in dict(report.skipped)["huge.md"]
+    assert report.notes == 4
+
+
+def test_file_vanishing_mid_sync(vault: Path, tmp_path: Path) -> None:
+    conn = connect(tmp_path / "db" / "index.db")
+    sync_vault(conn, vault)
+    write(vault, "Missing.md", "appears, then vanishes")
+    write(vault, "Z.md", "[[B]]")
+    calls: list[int] = []
+
+    def progress(done: int, total: int) -> None:
+        calls.append(done)
+        if done == 1:
+            (vault / "Z.md").unlink()
+
+    report = sync_vault(conn, vault, progress=progress, workers=1)
+    assert ("Z.md", "vanished during sync") in report.skipped
+    assert conn.execute("SELECT COUNT(*) FROM files WHERE path = 'Z.md'").fetchone()[0] == 0
+    assert dump(conn) == _rebuild(vault, tmp_path)

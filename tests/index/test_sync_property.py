@@ -1,0 +1,85 @@
+"""Property: after any sequence of creates, edits, renames and deletes, synced incrementally
+at random moments, the index equals a fresh rebuild of the same vault."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.index.helpers import dump, write
+from vaultpilot.index.db import connect
+from vaultpilot.index.sync import sync_vault
+
+NAMES = ["Alpha", "beta", "Gamma", "alpha", "Delta 2"]
+FOLDERS = ["", "One/", "One/Two/", "Three/"]
+
+link = st.builds(
+    lambda name, form, folder: {
+        0: f"[[{name}]]",
+        1: f"[[{folder}{name}|alias]]",
+        2: f"[[{name}#Head]]",
+        3: f"[x]({folder}{name.replace(' ', '%20')}.md)",
+        4: f"![[{name}]]",
+        5: f"`[[{name}]]`",
+    }[form],
+    st.sampled_from(NAMES),
+    st.integers(0, 5),
+    st.sampled_from(FOLDERS),
+)
+body = st.builds(
+    lambda links, tag, fm: (
+        (f"---\ntags: [{tag}]\naliases: [{tag}x]\n---\n" if fm else "")
+        + "# Head\n"
+        + " ".join(links)
+        + f"\n#{tag} ^blk\n"
+    ),
+    st.lists(link, max_size=4),
+    st.sampled_from(["t", "t/sub", "u"]),
+    st.booleans(),
+)
+path = st.builds(lambda f, n: f"{f}{n}.md", st.sampled_from(FOLDERS), st.sampled_from(NAMES))
+op = st.one_of(
+    st.tuples(st.just("write"), path, body),
+    st.tuples(st.just("rename"), path, path),
+    st.tuples(st.just("delete"), path, st.just("")),
+    st.tuples(st.just("sync"), st.just(""), st.just("")),
+)
+
+
+def _apply(root: Path, kind: str, a: str, b: str) -> None:
+    src = root / a
+    if kind == "write":
+        write(root, a, b)
+    elif kind == "rename" and src.exists() and not (root / b).exists():
+        (root / b).parent.mkdir(parents=True, exist_ok=True)
+        src.rename(root / b)
+    elif kind == "delete" and src.exists():
+        src.unlink()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(op, min_size=1, max_size=14))
+def test_incremental_sync_equals_rebuild(ops: list[tuple[str, str, str]]) -> None:
+    tmp = Path(tempfile.mkdtemp())
+    try:
+        root = tmp / "vault"
+        root.mkdir()
+        conn = connect(tmp / "inc" / "index.db")
+        sync_vault(conn, root, workers=1)
+        for kind, a, b in ops:
+            if kind == "sync":
+                sync_vault(conn, root, workers=1)
+            else:
+                _apply(root, kind, a, b)
+        sync_vault(conn, root, workers=1)
+        fresh = connect(tmp / "fresh" / "index.db")
+        sync_vault(fresh, root, workers=1)
+        assert dump(conn) == dump(fresh)
+        conn.close()
+        fresh.close()
+    finally:
+        shutil.rmtree(tmp)
