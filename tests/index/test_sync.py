@@ -34,7 +34,7 @@ def _rebuild(root: Path, tmp: Path) -> dict[str, list[tuple[object, ...]]]:
 
 def test_first_sync_indexes_notes_and_attachments(vault: Path, tmp_path: Path) -> None:
     conn = connect(tmp_path / "db" / "index.db")
-    report = sync_vault(conn, vault)
+    report = sync_vault(conn, vault, counts=True)
     assert (report.notes, report.attachments, report.parsed) == (3, 1, 3)
     assert report.unresolved_links == 1
     assert [r.source for r in backlinks(conn, "B.md")] == ["A.md", "Sub/C.md"]
@@ -45,25 +45,25 @@ def test_first_sync_indexes_notes_and_attachments(vault: Path, tmp_path: Path) -
 
 def test_no_change_parses_nothing(vault: Path, tmp_path: Path) -> None:
     conn = connect(tmp_path / "db" / "index.db")
-    sync_vault(conn, vault)
-    report = sync_vault(conn, vault)
+    sync_vault(conn, vault, counts=True)
+    report = sync_vault(conn, vault, counts=True)
     assert (report.parsed, report.added, report.deleted) == (0, 0, 0)
 
 
 def test_touched_but_identical_note_is_not_reparsed(vault: Path, tmp_path: Path) -> None:
     conn = connect(tmp_path / "db" / "index.db")
-    sync_vault(conn, vault)
+    sync_vault(conn, vault, counts=True)
     write(vault, "A.md", (vault / "A.md").read_text(encoding="utf-8"))
-    report = sync_vault(conn, vault)
+    report = sync_vault(conn, vault, counts=True)
     assert (report.parsed, report.unchanged_content) == (0, 1)
     assert dump(conn) == _rebuild(vault, tmp_path)
 
 
 def test_adding_the_missing_note_resolves_old_links(vault: Path, tmp_path: Path) -> None:
     conn = connect(tmp_path / "db" / "index.db")
-    sync_vault(conn, vault)
+    sync_vault(conn, vault, counts=True)
     write(vault, "Later/Missing.md", "now here")
-    report = sync_vault(conn, vault)
+    report = sync_vault(conn, vault, counts=True)
     assert report.parsed == 1 and report.unresolved_links == 0
     assert [r.source for r in backlinks(conn, "Later/Missing.md")] == ["B.md"]
     assert dump(conn) == _rebuild(vault, tmp_path)
@@ -73,25 +73,25 @@ def test_same_folder_note_takes_over_resolution(vault: Path, tmp_path: Path) -> 
     write(vault, "Deep/Er/X.md", "the only X so far")
     write(vault, "Sub/D.md", "[[X]] and [[B]]")
     conn = connect(tmp_path / "db" / "index.db")
-    sync_vault(conn, vault)
+    sync_vault(conn, vault, counts=True)
     assert [r.target for r in outgoing_links(conn, "Sub/D.md")] == ["Deep/Er/X.md", "B.md"]
     write(vault, "Sub/X.md", "a second X, next to D")
     write(vault, "Sub/B.md", "a second B: the exact vault path B.md still wins")
-    sync_vault(conn, vault)
+    sync_vault(conn, vault, counts=True)
     assert [r.target for r in outgoing_links(conn, "Sub/D.md")] == ["Sub/X.md", "B.md"]
     assert dump(conn) == _rebuild(vault, tmp_path)
     (vault / "Sub/X.md").unlink()
-    sync_vault(conn, vault)
+    sync_vault(conn, vault, counts=True)
     assert outgoing_links(conn, "Sub/D.md")[0].target == "Deep/Er/X.md"
     assert dump(conn) == _rebuild(vault, tmp_path)
 
 
 def test_delete_and_rename(vault: Path, tmp_path: Path) -> None:
     conn = connect(tmp_path / "db" / "index.db")
-    sync_vault(conn, vault)
+    sync_vault(conn, vault, counts=True)
     (vault / "B.md").rename(vault / "Sub" / "B2.md")
     (vault / "pic.png").unlink()
-    report = sync_vault(conn, vault)
+    report = sync_vault(conn, vault, counts=True)
     assert (report.added, report.deleted) == (1, 2)
     assert [r.target for r in outgoing_links(conn, "A.md")] == [None, "Sub/C.md"]
     assert dump(conn) == _rebuild(vault, tmp_path)
@@ -99,7 +99,7 @@ def test_delete_and_rename(vault: Path, tmp_path: Path) -> None:
 
 def test_rebuild_flag_equals_incremental(vault: Path, tmp_path: Path) -> None:
     conn = connect(tmp_path / "db" / "index.db")
-    sync_vault(conn, vault)
+    sync_vault(conn, vault, counts=True)
     before = dump(conn)
     sync_vault(conn, vault, rebuild=True)
     assert dump(conn) == before
@@ -130,7 +130,7 @@ def test_bad_files_are_reported_and_skipped(vault: Path, tmp_path: Path) -> None
     os.chmod(secret, 0)
     conn = connect(tmp_path / "db" / "index.db")
     try:
-        report = sync_vault(conn, vault)
+        report = sync_vault(conn, vault, counts=True)
     finally:
         os.chmod(secret, 0o644)
     skipped = dict(report.skipped)
@@ -155,14 +155,14 @@ def test_bad_files_are_reported_and_skipped(vault: Path, tmp_path: Path) -> None
 def test_huge_note_is_skipped_not_fatal(vault: Path, tmp_path: Path) -> None:
     write(vault, "huge.md", "word " * (2 * 1024 * 1024))  # 10 MB
     conn = connect(tmp_path / "db" / "index.db")
-    report = sync_vault(conn, vault)
+    report = sync_vault(conn, vault, counts=True)
     assert "larger than" in dict(report.skipped)["huge.md"]
     assert report.notes == 4
 
 
 def test_file_vanishing_mid_sync(vault: Path, tmp_path: Path) -> None:
     conn = connect(tmp_path / "db" / "index.db")
-    sync_vault(conn, vault)
+    sync_vault(conn, vault, counts=True)
     write(vault, "Missing.md", "appears, then vanishes")
     write(vault, "Z.md", "[[B]]")
     calls: list[int] = []
@@ -172,7 +172,7 @@ def test_file_vanishing_mid_sync(vault: Path, tmp_path: Path) -> None:
         if done == 1:
             (vault / "Z.md").unlink()
 
-    report = sync_vault(conn, vault, progress=progress, workers=1)
+    report = sync_vault(conn, vault, progress=progress, workers=1, counts=True)
     assert ("Z.md", "vanished during sync") in report.skipped
     assert conn.execute("SELECT COUNT(*) FROM files WHERE path = 'Z.md'").fetchone()[0] == 0
     assert dump(conn) == _rebuild(vault, tmp_path)

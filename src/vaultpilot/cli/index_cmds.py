@@ -60,7 +60,7 @@ def index_cmd(
         def progress(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        report = sync_vault(conn, ws.vault, rebuild=rebuild, progress=progress)
+        report = sync_vault(conn, ws.vault, rebuild=rebuild, progress=progress, counts=True)
     console.print(
         f"[green]indexed[/] {ws.vault}: {report.notes} notes ({report.parsed} parsed, "
         f"{report.deleted} removed), {report.attachments} attachments, {report.links} links "

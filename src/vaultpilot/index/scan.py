@@ -13,7 +13,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from vaultpilot.errors import UnreadableNoteError
 from vaultpilot.vault.files import content_version, decode_note
@@ -32,8 +32,12 @@ MAX_NOTE_BYTES = 8 * 1024 * 1024
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
-@dataclass(frozen=True, slots=True)
-class FileStat:
+class FileStat(NamedTuple):
+    """A file's modification time and size: what decides whether it must be read again.
+
+    (A NamedTuple rather than a dataclass: one is built per vault file on every sync.)
+    """
+
     mtime_ns: int
     size: int
 

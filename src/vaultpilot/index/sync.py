@@ -17,15 +17,16 @@ import multiprocessing
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from vaultpilot.index.scan import FileStat, NoteRecord, load_note, scan_vault
+from vaultpilot.index.writer import RowWriter, delete_files
 from vaultpilot.vault.resolve import LinkResolver, file_key
 
-__all__ = ["SyncPlan", "SyncReport", "plan_sync", "sync_vault"]
+__all__ = ["SyncPlan", "SyncReport", "fill_counts", "plan_sync", "sync_vault"]
 
 ProgressFn = Callable[[int, int], None]
 _PARALLEL_MIN = 400  # below this many notes to parse, worker start-up costs more than it saves
@@ -118,86 +119,6 @@ def _records(
             yield from records
 
 
-def _delete_rows(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
-    rows = [(i,) for i in ids]
-    for table in ("notes_fts", "cjk_fts"):
-        conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", rows)  # noqa: S608
-    # properties, tags, aliases, links (as source), headings, blocks cascade.
-    conn.executemany("DELETE FROM files WHERE id = ?", rows)
-
-
-def _write_note(conn: sqlite3.Connection, fid: int, r: NoteRecord, ids: dict[str, int]) -> None:
-    if r.unchanged:
-        conn.execute(
-            "UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?", (r.mtime_ns, r.size, fid)
-        )
-        return
-    path = r.path
-    folder = path.rsplit("/", 1)[0] if "/" in path else ""
-    title = r.title or path.rsplit("/", 1)[-1][:-3]
-    conn.execute(
-        "INSERT INTO files (id, path, path_lower, folder, title, is_note, mtime_ns, size, hash,"
-        " word_count, frontmatter, frontmatter_error, read_error)"
-        " VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            fid,
-            path,
-            path.lower(),
-            folder,
-            title,
-            r.mtime_ns,
-            r.size,
-            r.hash,
-            r.word_count,
-            r.frontmatter,
-            r.frontmatter_error,
-            r.error,
-        ),
-    )
-    if r.error:
-        return
-    if r.properties:
-        conn.executemany(
-            "INSERT INTO properties (file_id, key, key_lower, value, num) VALUES (?, ?, ?, ?, ?)",
-            [(fid, k, k.lower(), v, n) for k, v, n in r.properties],
-        )
-    if r.tags:
-        conn.executemany(
-            "INSERT INTO tags (file_id, tag, tag_lower, source, line) VALUES (?, ?, ?, ?, ?)",
-            [(fid, t, t.lower(), s, line) for t, s, line in r.tags],
-        )
-    if r.aliases:
-        conn.executemany(
-            "INSERT INTO aliases (file_id, alias, alias_lower) VALUES (?, ?, ?)",
-            [(fid, a, a.lower()) for a in r.aliases],
-        )
-    if r.links:
-        conn.executemany(
-            "INSERT INTO links (source_id, target_id, target_text, target_key, subpath, alias,"
-            " kind, syntax, line) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (fid, ids.get(res) if res else None, t, k, sp, al, kd, sx, ln)
-                for t, k, sp, al, kd, sx, ln, res in r.links
-            ],
-        )
-    if r.headings:
-        conn.executemany(
-            "INSERT INTO headings (file_id, level, text, line) VALUES (?, ?, ?, ?)",
-            [(fid, lv, tx, ln) for lv, tx, ln in r.headings],
-        )
-    if r.blocks:
-        conn.executemany(
-            "INSERT INTO blocks (file_id, block_id, line) VALUES (?, ?, ?)",
-            [(fid, b, ln) for b, ln in r.blocks],
-        )
-    conn.execute(
-        "INSERT INTO notes_fts (rowid, title, aliases, headings, body) VALUES (?, ?, ?, ?, ?)",
-        (fid, title, " ".join(r.aliases), " ".join(h[1] for h in r.headings), r.body),
-    )
-    if r.cjk:
-        conn.execute("INSERT INTO cjk_fts (rowid, text) VALUES (?, ?)", (fid, f"{title}\n{r.body}"))
-
-
 def _reresolve(
     conn: sqlite3.Connection, keys: set[str], resolver: LinkResolver, ids: dict[str, int]
 ) -> None:
@@ -227,8 +148,13 @@ def sync_vault(
     rebuild: bool = False,
     workers: int | None = None,
     progress: ProgressFn | None = None,
+    counts: bool = False,
 ) -> SyncReport:
-    """Sync the index with the vault at ``root``; ``rebuild`` starts from an empty index."""
+    """Sync the index with the vault at ``root``; ``rebuild`` starts from an empty index.
+
+    With ``counts`` the report also carries vault-wide totals (notes, links, tags), which cost a
+    scan of the link table; a search that only needs a fresh index leaves them out.
+    """
     started = time.perf_counter()
     root = root.resolve()
     if rebuild:
@@ -256,7 +182,7 @@ def sync_vault(
     try:
         # Changed notes are deleted and written again; their ids are kept.
         changed_ids = {p: plan.indexed[p][0] for p in plan.changed}
-        _delete_rows(conn, [plan.indexed[p][0] for p in plan.deleted])
+        delete_files(conn, [plan.indexed[p][0] for p in plan.deleted])
         for p in plan.added:
             ids[p] = next_id
             next_id += 1
@@ -290,39 +216,43 @@ def sync_vault(
         total = len(jobs)
         n_workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
         vanished: set[str] = set()
+        writer = RowWriter(conn, ids)
         for done, record in enumerate(_records(str(root), paths, jobs, n_workers), 1):
             fid = ids[record.path]
             if record.path in changed_ids and not record.unchanged and not record.vanished:
-                _delete_rows(conn, [fid])
+                delete_files(conn, [fid])
             if record.vanished:
                 vanished.add(record.path)
                 report.skipped.append((record.path, record.error or "vanished"))
                 if record.path in changed_ids:
-                    _delete_rows(conn, [fid])
+                    delete_files(conn, [fid])
                 del ids[record.path]
             else:
                 if record.error:
                     report.skipped.append((record.path, record.error))
-                _write_note(conn, fid, record, ids)
+                writer.add(fid, record)
                 report.unchanged_content += record.unchanged
                 report.parsed += not record.unchanged and not record.error
             if progress is not None:
                 progress(done, total)
+        writer.flush()
         final = [p for p in paths if p not in vanished]
         keys = {file_key(p) for p in [*plan.added, *plan.deleted, *vanished]}
-        _reresolve(conn, keys, LinkResolver(final), ids)
+        if keys:
+            _reresolve(conn, keys, LinkResolver(final), ids)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
     report.added = len(plan.added) - len(vanished & set(plan.added))
     report.deleted = len(plan.deleted)
-    _fill_counts(conn, report)
+    if counts:
+        fill_counts(conn, report)
     report.seconds = time.perf_counter() - started
     return report
 
 
-def _fill_counts(conn: sqlite3.Connection, report: SyncReport) -> None:
+def fill_counts(conn: sqlite3.Connection, report: SyncReport) -> None:
     report.notes, report.attachments = conn.execute(
         "SELECT COALESCE(SUM(is_note), 0), COALESCE(SUM(1 - is_note), 0) FROM files"
     ).fetchone()
