@@ -164,6 +164,8 @@ def test_file_vanishing_mid_sync(vault: Path, tmp_path: Path) -> None:
     conn = connect(tmp_path / "db" / "index.db")
     sync_vault(conn, vault, counts=True)
     write(vault, "Missing.md", "appears, then vanishes")
+    for i in range(40):  # enough notes that they are read one by one, not all up front
+        write(vault, f"Bulk/N{i}.md", f"[[Z]] {i}")
     write(vault, "Z.md", "[[B]]")
     calls: list[int] = []
 

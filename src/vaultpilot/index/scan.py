@@ -127,9 +127,12 @@ def _prop_rows(props: dict[str, Any]) -> list[tuple[str, str | None, float | Non
 
 
 def load_note(
-    root: str, path: str, stat: FileStat, old_hash: str | None, resolver: LinkResolver
+    root: str, path: str, stat: FileStat, old_hash: str | None, resolver: LinkResolver | None
 ) -> NoteRecord:
-    """Read, hash, parse and resolve one note. Never raises: failures become ``error``."""
+    """Read, hash, parse and resolve one note. Never raises: failures become ``error``.
+
+    Without a resolver the links are left unresolved for the caller to resolve.
+    """
     if stat.size > MAX_NOTE_BYTES:
         return NoteRecord(
             path,
@@ -176,7 +179,7 @@ def load_note(
             link.kind,
             link.syntax,
             link.line,
-            resolver.resolve(path, link.target, link.syntax),
+            resolver.resolve(path, link.target, link.syntax) if resolver else None,
         )
         for link in note.links
     )
