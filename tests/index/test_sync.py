@@ -178,3 +178,12 @@ def test_file_vanishing_mid_sync(vault: Path, tmp_path: Path) -> None:
     assert ("Z.md", "vanished during sync") in report.skipped
     assert conn.execute("SELECT COUNT(*) FROM files WHERE path = 'Z.md'").fetchone()[0] == 0
     assert dump(conn) == _rebuild(vault, tmp_path)
+
+
+def test_editing_a_linked_note_keeps_links_to_it(vault: Path, tmp_path: Path) -> None:
+    conn = connect(tmp_path / "db" / "index.db")
+    sync_vault(conn, vault)
+    write(vault, "B.md", "# B\nrewritten, still the target of A's link\n")
+    sync_vault(conn, vault)
+    assert [r.source for r in backlinks(conn, "B.md")] == ["A.md", "Sub/C.md"]
+    assert dump(conn) == _rebuild(vault, tmp_path)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from vaultpilot.index.scan import FileStat, NoteRecord, load_note, scan_vault
-from vaultpilot.index.writer import RowWriter, delete_files
+from vaultpilot.index.writer import RowWriter, clear_derived, delete_files
 from vaultpilot.vault.resolve import LinkResolver, file_key
 
 __all__ = ["SyncPlan", "SyncReport", "fill_counts", "plan_sync", "sync_vault"]
@@ -251,7 +251,7 @@ def sync_vault(
         for done, record in enumerate(_records(str(root), paths, jobs, n_workers), 1):
             fid = ids[record.path]
             if record.path in changed_ids and not record.unchanged and not record.vanished:
-                delete_files(conn, [fid])
+                clear_derived(conn, [fid])
             if record.vanished:
                 vanished.add(record.path)
                 report.skipped.append((record.path, record.error or "vanished"))

@@ -12,12 +12,19 @@ from collections.abc import Iterable
 
 from vaultpilot.index.scan import NoteRecord
 
-__all__ = ["RowWriter", "delete_files"]
+__all__ = ["RowWriter", "clear_derived", "delete_files"]
 
 _SQL = {
     "files": "INSERT INTO files (id, path, path_lower, folder, title, is_note, mtime_ns, size,"
     " hash, word_count, frontmatter, frontmatter_error, read_error)"
-    " VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)",
+    " VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)"
+    # A changed note keeps its row (an update, never delete + insert): deleting it would null
+    # the target of every link pointing at it.
+    " ON CONFLICT(id) DO UPDATE SET path = excluded.path, path_lower = excluded.path_lower,"
+    " folder = excluded.folder, title = excluded.title, is_note = 1,"
+    " mtime_ns = excluded.mtime_ns, size = excluded.size, hash = excluded.hash,"
+    " word_count = excluded.word_count, frontmatter = excluded.frontmatter,"
+    " frontmatter_error = excluded.frontmatter_error, read_error = excluded.read_error",
     "touch": "UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?",
     "properties": "INSERT INTO properties (file_id, key, key_lower, value, num)"
     " VALUES (?, ?, ?, ?, ?)",
@@ -40,6 +47,24 @@ def delete_files(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
     conn.executemany("DELETE FROM notes_fts WHERE rowid = ?", rows)
     conn.executemany("DELETE FROM cjk_fts WHERE rowid = ?", rows)
     conn.executemany("DELETE FROM files WHERE id = ?", rows)
+
+
+def clear_derived(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
+    """Remove what was parsed out of notes about to be written again; keep their file rows."""
+    rows = [(i,) for i in ids]
+    if not rows:
+        return
+    for sql in (
+        "DELETE FROM notes_fts WHERE rowid = ?",
+        "DELETE FROM cjk_fts WHERE rowid = ?",
+        "DELETE FROM properties WHERE file_id = ?",
+        "DELETE FROM tags WHERE file_id = ?",
+        "DELETE FROM aliases WHERE file_id = ?",
+        "DELETE FROM links WHERE source_id = ?",
+        "DELETE FROM headings WHERE file_id = ?",
+        "DELETE FROM blocks WHERE file_id = ?",
+    ):
+        conn.executemany(sql, rows)
 
 
 class RowWriter:

@@ -135,6 +135,14 @@ def confine(root: Path, rel: str, *, write: bool = False) -> Path:
             f"Path {rel!r} leads outside the vault (through a symbolic link); "
             "only files inside the vault can be used."
         )
+    if write and real != real_root:
+        # A symbolic link inside the vault may lead into a protected folder.
+        first_real = real.relative_to(real_root).parts[0]
+        if first_real.lower() in PROTECTED_DIRS:
+            raise PathRefusedError(
+                f"Path {rel!r} leads into {first_real}/ (through a symbolic link), which note "
+                "operations never change. Choose a path outside .obsidian/, .git/ and .trash/."
+            )
     return candidate
 
 
@@ -319,11 +327,11 @@ def move_path(root: Path, src_rel: str, dst_rel: str) -> None:
             f"Cannot move '{src_rel}' to '{dst_rel}': something already exists there. "
             "Choose another destination or move the existing item first."
         )
+    if src.is_dir() and (dst == src or src in dst.parents):
+        raise PathRefusedError(f"Cannot move folder '{src_rel}' into itself.")
     try:
         dst.parent.mkdir(parents=True, exist_ok=True)
         if src.is_dir():
-            if dst == src or src in dst.parents:
-                raise PathRefusedError(f"Cannot move folder '{src_rel}' into itself.")
             os.rename(src, dst)
         else:
             os.link(src, dst)
@@ -343,10 +351,12 @@ def move_to_trash(root: Path, rel: str) -> str:
 
     An item already in the trash with the same name is kept: the new one gets a numbered name.
     """
+    if not normalize_rel_path(rel):
+        raise InvalidArgumentError("Give the note or folder to delete, e.g. 'Projects/Old.md'.")
     src = confine(root, rel, write=True)
     if not src.exists():
         raise NotFoundError(f"'{rel}' doesn't exist; nothing was deleted.")
-    trash = root.resolve() / ".trash"
+    trash = confine(root, ".trash")  # refuses a .trash that is a link leading out of the vault
     trash.mkdir(exist_ok=True)
     stem, dot, ext = src.name.rpartition(".") if src.is_file() else (src.name, "", "")
     if not stem:  # a name like ".hidden"

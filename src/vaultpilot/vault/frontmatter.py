@@ -1,9 +1,10 @@
 """Frontmatter: finding it, and reading its YAML the way Obsidian does.
 
 Obsidian reads YAML between ``---`` lines at the very top of a note. Its parser follows YAML 1.2,
-so ``no``, ``on`` and ``yes`` are strings (not booleans) and dates stay text; we load with a
-libyaml-backed loader adjusted to match. Invalid YAML, a bare scalar or a top-level list give no
-properties at all, and the error is recorded rather than raised (semantics rule 13).
+so ``no``, ``on`` and ``yes`` are strings (not booleans), dates and times such as ``12:30`` stay
+text, and ``017`` is seventeen; we load with a libyaml-backed loader adjusted to match. Invalid
+YAML (including a repeated key), a bare scalar or a top-level list give no properties at all, and
+the error is recorded rather than raised (semantics rule 13).
 
 ``tags``/``tag`` and ``aliases``/``alias`` are normalised here (rule 11): lists or a single string,
 without a leading ``#``.
@@ -29,16 +30,55 @@ _BaseLoader: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _ObsidianLoader(_BaseLoader):  # type: ignore[misc]
-    """Safe loader with YAML 1.2 booleans and no timestamp conversion."""
+    """Safe loader with YAML 1.2 scalars, no timestamp conversion, and unique keys."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+        # Obsidian's YAML parser rejects a repeated key (rule 12: each key appears once), so the
+        # whole frontmatter is invalid (rule 13); PyYAML would silently keep the last value.
+        if isinstance(node, yaml.MappingNode):
+            seen: set[Any] = set()
+            for key_node, _value in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    duplicate = key in seen
+                    seen.add(key)
+                except TypeError:
+                    continue  # an unhashable key: the base method reports it
+                if duplicate:
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping",
+                        node.start_mark,
+                        f"found duplicate key {key!r}",
+                        key_node.start_mark,
+                    )
+        result: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return result
 
 
-# Rebuild the implicit resolvers: drop YAML 1.1 booleans (yes/no/on/off) and timestamps.
+def _construct_int(loader: _ObsidianLoader, node: Any) -> int:
+    """YAML 1.2 core integers: decimal (leading zeros are decimal), ``0o`` octal, ``0x`` hex."""
+    value = str(loader.construct_scalar(node)).replace("_", "")
+    sign = -1 if value.startswith("-") else 1
+    digits = value.lstrip("+-")
+    if digits[:2] in ("0o", "0O"):
+        return sign * int(digits[2:], 8)
+    if digits[:2] in ("0x", "0X"):
+        return sign * int(digits[2:], 16)
+    return sign * int(digits, 10)
+
+
+# Rebuild the implicit resolvers: drop YAML 1.1 booleans (yes/no/on/off), timestamps, the '='
+# value key, and the 1.1 number forms (sexagesimal '12:30' = 750, legacy octal '017' = 15), which
+# YAML 1.2 reads as text or as decimal; then add the 1.2 core booleans and numbers.
+_DROPPED = (
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:timestamp",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:value",
+)
 _ObsidianLoader.yaml_implicit_resolvers = {
-    first: [
-        (tag, rx)
-        for tag, rx in resolvers
-        if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp")
-    ]
+    first: [(tag, rx) for tag, rx in resolvers if tag not in _DROPPED]
     for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
 }
 _ObsidianLoader.add_implicit_resolver(
@@ -46,6 +86,23 @@ _ObsidianLoader.add_implicit_resolver(
     re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
     list("tTfF"),
 )
+_ObsidianLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:int",
+    re.compile(r"^(?:[-+]?[0-9][0-9_]*|0o[0-7][0-7_]*|0x[0-9a-fA-F][0-9a-fA-F_]*)$"),
+    list("-+0123456789"),
+)
+_ObsidianLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(
+        r"""^(?:[-+]?(?:[0-9][0-9_]*\.[0-9_]*|\.[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)?
+        |[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+
+        |[-+]?\.(?:inf|Inf|INF)
+        |\.(?:nan|NaN|NAN))$""",
+        re.VERBOSE,
+    ),
+    list("-+0123456789."),
+)
+_ObsidianLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 _OPEN = re.compile(r"---[ \t]*\n")
 _CLOSE = re.compile(r"^---[ \t]*$", re.MULTILINE)

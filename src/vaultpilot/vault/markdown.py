@@ -1,10 +1,10 @@
 """Where links and tags do not count: code, math and comments (semantics rules 8, 10, 17).
 
 ``mask(text)`` returns a string of the same length in which every character inside a fenced or
-indented code block, an inline code span, ``$…$``/``$$…$$`` math, a ``%%…%%`` comment or an HTML
-comment is replaced by a space (newlines are kept). Offsets and line numbers in the masked text
-are therefore the offsets and line numbers of the original, and the link and tag scanners can run
-plain regular expressions over it.
+indented code block, an HTML block, an inline code span, ``$…$``/``$$…$$`` math, a ``%%…%%``
+comment or an HTML comment is replaced by a space (newlines are kept). Offsets and line numbers in
+the masked text are therefore the offsets and line numbers of the original, and the link and tag
+scanners can run plain regular expressions over it.
 """
 
 from __future__ import annotations
@@ -25,6 +25,27 @@ _INLINE = re.compile(
     re.DOTALL,
 )
 _INDENTED = re.compile(r"^(?: {4}|\t)", re.MULTILINE)
+# HTML blocks (CommonMark 4.6): markdown inside is not rendered (rule 17) and tags there do not
+# count (rule 10). Kind 1 (<pre>, <script>, <style>, <textarea>) runs to its closing tag; kind 6
+# (block-level tag names) and kind 7 (any complete tag alone on its line, not interrupting a
+# paragraph) run to the next blank line. Comments (kind 2) are handled with the inline constructs.
+_HTML_START = re.compile(r"^[ ]{0,3}<[A-Za-z/]", re.MULTILINE)
+_HTML_OPEN_1 = re.compile(r"[ ]{0,3}<(?:pre|script|style|textarea)(?:[ \t>]|$)", re.IGNORECASE)
+_HTML_CLOSE_1 = re.compile(r"</(?:pre|script|style|textarea)>", re.IGNORECASE)
+_HTML_OPEN_6 = re.compile(
+    r"[ ]{0,3}</?(?:address|article|aside|base|basefont|blockquote|body|caption|center|col"
+    r"|colgroup|dd|details|dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame"
+    r"|frameset|h[1-6]|head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|nav"
+    r"|noframes|ol|optgroup|option|p|param|search|section|summary|table|tbody|td|tfoot|th"
+    r"|thead|title|tr|track|ul)(?:[ \t>]|/>|$)",
+    re.IGNORECASE,
+)
+_HTML_OPEN_7 = re.compile(
+    r"[ ]{0,3}(?:<[A-Za-z][A-Za-z0-9-]*"
+    r"(?:[ \t]+[A-Za-z_:][A-Za-z0-9_.:-]*"
+    r"(?:[ \t]*=[ \t]*(?:[^\s\"'=<>`]+|'[^'\n]*'|\"[^\"\n]*\"))?)*"
+    r"[ \t]*/?>|</[A-Za-z][A-Za-z0-9-]*[ \t]*>)[ \t]*$"
+)
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]")
 
 
@@ -82,6 +103,33 @@ def _indented_ranges(text: str) -> list[tuple[int, int]]:
     return ranges
 
 
+def _html_block_ranges(text: str) -> list[tuple[int, int]]:
+    ranges: list[tuple[int, int]] = []
+    offset = 0
+    prev_blank = True
+    start = -1
+    to_closing_tag = False
+    for line in text.split("\n"):
+        is_blank = not line.strip()
+        if start < 0:
+            if _HTML_OPEN_1.match(line):
+                start, to_closing_tag = offset, True
+            elif _HTML_OPEN_6.match(line) or (prev_blank and _HTML_OPEN_7.match(line)):
+                start, to_closing_tag = offset, False
+        if start >= 0:
+            if to_closing_tag and _HTML_CLOSE_1.search(line):
+                ranges.append((start, offset + len(line)))
+                start = -1
+            elif not to_closing_tag and is_blank:
+                ranges.append((start, offset))
+                start = -1
+        prev_blank = is_blank
+        offset += len(line) + 1
+    if start >= 0:
+        ranges.append((start, len(text)))
+    return ranges
+
+
 def _apply(text: str, ranges: list[tuple[int, int]]) -> str:
     if not ranges:
         return text
@@ -99,11 +147,13 @@ def _apply(text: str, ranges: list[tuple[int, int]]) -> str:
 
 
 def mask(text: str) -> str:
-    """Blank out code, math and comments so links and tags inside them are not seen."""
+    """Blank out code, HTML, math and comments so links and tags inside them are not seen."""
     if "```" in text or "~~~" in text:
         text = _apply(text, _fenced_ranges(text))
     if ("\n    " in text or "\n\t" in text) and _INDENTED.search(text):
         text = _apply(text, _indented_ranges(text))
+    if "<" in text and _HTML_START.search(text):
+        text = _apply(text, _html_block_ranges(text))
     if "`" in text or "%%" in text or "$" in text or "<!--" in text:
         text = _INLINE.sub(lambda m: blank(m.group()), text)
     return text

@@ -102,10 +102,13 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 # are anything but whitespace and punctuation other than _ - /.
 _TAG_CHARS = r"[^\s!-,.:-@\[-^`{-~\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\u2018-\u201f]"
 _TAG = re.compile(rf"(?<![^\s_])#({_TAG_CHARS}+(?:#{_TAG_CHARS}+)*)")
-_HEADING = re.compile(r"^(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
+_HEADING = re.compile(r"^[ ]{0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
 # Rule 14: ' ^id' at the end of a line (or '^id' alone on its line); Latin letters, digits, '-'.
 _BLOCK = re.compile(r"(?:^|[ \t])\^([A-Za-z0-9-]+)[ \t]*$", re.MULTILINE)
 _VALID_TAG = re.compile(rf"^{_TAG_CHARS}+$")
+# Rule 10: a GFM table is a row containing '|' followed by a delimiter row such as |---|:-:|.
+_QUOTE_PREFIX = re.compile(r"^(?:[ ]{0,3}>[ ]?)*")
+_DELIM_CHARS = frozenset("|-: \t")
 
 
 def is_valid_tag(tag: str) -> bool:
@@ -172,9 +175,10 @@ def scan_links(masked: str, base: int, starts: list[int]) -> list[Link]:
                 dest = dest[1:-1]
             if _SCHEME.match(dest) or dest.startswith("//"):
                 continue  # an external URL, not a link into the vault
-            dest = unquote(dest)
+            # Split off the fragment before decoding: '%23' is a '#' that belongs to the name.
             hash_at = dest.find("#")
             target, subpath = (dest[:hash_at], dest[hash_at:]) if hash_at >= 0 else (dest, "")
+            target, subpath = unquote(target), unquote(subpath)
             if not target and not subpath:
                 continue
             pos = base + m.start()
@@ -225,6 +229,52 @@ def _property_links(props: dict[str, Any], fm: Frontmatter, text: str) -> list[L
     return out
 
 
+def _is_delimiter_row(line: str) -> bool:
+    row = _QUOTE_PREFIX.sub("", line)
+    return "|" in row and "-" in row and set(row) <= _DELIM_CHARS
+
+
+def _open_table_cells(masked: str) -> str:
+    """Turn the pipes of table rows into spaces: a tag counts at the start of a cell (rule 10)."""
+    if "|" not in masked:
+        return masked
+    lines = masked.split("\n")
+    in_table = False
+    for i, line in enumerate(lines):
+        if not line.strip():
+            in_table = False
+        elif not in_table and "|" in line and i + 1 < len(lines):
+            in_table = _is_delimiter_row(lines[i + 1])
+        if in_table:
+            lines[i] = line.replace("|", " ")
+    return "\n".join(lines)
+
+
+def _underscores_before(text: str, pos: int) -> int:
+    n = 0
+    while pos - n > 0 and text[pos - n - 1] == "_":
+        n += 1
+    return n
+
+
+def _inline_tags(text: str, base: int, starts: list[int]) -> list[Tag]:
+    """Rules 9-10: inline tags in masked text; ``#a#b`` gives two tags."""
+    tags: list[Tag] = []
+    for m in _TAG.finditer(text):
+        line = _line_of(starts, base + m.start()) + 1
+        parts = m.group(1).split("#")
+        lead = _underscores_before(text, m.start())
+        if lead:
+            # '_#a_' is a tag in emphasis: the closing '_' belongs to the emphasis (OBS-T).
+            last = parts[-1]
+            parts[-1] = last[: max(len(last.rstrip("_")), len(last) - lead)]
+        for raw in parts:
+            name = raw.rstrip("/")
+            if is_valid_tag(name):
+                tags.append(Tag(name, line, "inline"))
+    return tags
+
+
 def parse_note(path: str, text: str) -> ParsedNote:
     """Parse a note (``\\n`` line endings) at vault path ``path``."""
     fm = split_frontmatter(text)
@@ -238,12 +288,7 @@ def parse_note(path: str, text: str) -> ParsedNote:
 
     tags: list[Tag] = [Tag(t, 0, "frontmatter") for t in frontmatter_tags(fm.properties)]
     if "#" in masked:
-        for m in _TAG.finditer(masked):
-            line = _line_of(starts, base + m.start()) + 1
-            for raw in m.group(1).split("#"):
-                name = raw.rstrip("/")
-                if is_valid_tag(name):
-                    tags.append(Tag(name, line, "inline"))
+        tags.extend(_inline_tags(_open_table_cells(masked), base, starts))
 
     headings: list[Heading] = []
     blocks: list[Block] = []

@@ -3,7 +3,8 @@
 ``LinkResolver`` is built from the set of vault files. ``resolve(source, target, syntax)``:
 
 1. An empty target (``[[#Heading]]``) is the source note itself.
-2. A markdown link starting with ``./`` or ``../`` is relative to the source note's folder.
+2. A target starting with ``./`` or ``../`` is relative to the source note's folder (markdown
+   links, and the wikilinks Obsidian writes with the "relative path" link format).
 3. Matching is case-insensitive and ``[[Note]]`` equals ``[[Note.md]]``.
 4. An exact vault path wins; otherwise, among the files with that name (whose path ends with the
    target when it names folders), one in the source note's own folder; otherwise the shortest
@@ -73,17 +74,16 @@ class LinkResolver:
         return hit
 
     def _resolve(self, folder: str, target: str, syntax: str) -> str | None:
-        if syntax == "markdown":
-            if target.startswith(("./", "../")):
-                joined = posixpath.normpath(posixpath.join(folder, target))
-                if joined.startswith("../") or joined == "..":
-                    return None
-                return self._exact(joined)
+        if target.startswith(("./", "../")):
+            joined = posixpath.normpath(posixpath.join(folder, target))
+            if joined.startswith("../") or joined == "..":
+                return None
+            return self._exact(joined)
+        if syntax == "markdown" and folder and "/" in target:
             # A markdown path is tried relative to the note first, then vault-wide.
-            if folder and "/" in target:
-                hit = self._exact(f"{folder}/{target}")
-                if hit is not None:
-                    return hit
+            hit = self._exact(f"{folder}/{target}")
+            if hit is not None:
+                return hit
         target = target.lstrip("/")
         exact = self._exact(target)
         if exact is not None:

@@ -1,0 +1,378 @@
+"""files.py: path confinement, atomic writes that keep the on-disk format, create/move without
+overwriting, trash (rule 20) and rename without link rewriting (rule 19)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.vault.helpers import write
+from vaultpilot.errors import (
+    AlreadyExistsError,
+    InvalidArgumentError,
+    NotFoundError,
+    PathRefusedError,
+    StaleVersionError,
+    UnreadableNoteError,
+)
+from vaultpilot.vault.files import (
+    TextFormat,
+    confine,
+    content_version,
+    create_folder,
+    create_note,
+    decode_note,
+    encode_note,
+    move_path,
+    move_to_trash,
+    normalize_rel_path,
+    read_note,
+    replace_note,
+)
+
+BOM = b"\xef\xbb\xbf"
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    return vault
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "secret.md").write_bytes(b"secret\n")
+    return folder
+
+
+def _symlink(link: Path, target: Path) -> None:
+    try:
+        link.symlink_to(target, target_is_directory=target.is_dir())
+    except (OSError, NotImplementedError):
+        pytest.skip("symbolic links are not available here")
+
+
+def _tree(root: Path) -> dict[str, bytes | None]:
+    """Every entry under root (without following links), with file bytes."""
+    out: dict[str, bytes | None] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            rel = path.relative_to(root).as_posix()
+            is_file = path.is_file() and not path.is_symlink()
+            out[rel] = path.read_bytes() if is_file else None
+    return out
+
+
+# --- Confinement ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rel", "says"),
+    [
+        ("../x.md", "contains '..'"),
+        ("a/../../x.md", "contains '..'"),
+        ("a/..", "contains '..'"),
+        ("/etc/passwd", "is absolute"),
+        ("C:/Users/x.md", "is absolute"),
+        ("c:x.md", "is absolute"),
+        ("C:", "is absolute"),
+        ("a\x00b.md", "NUL"),
+        ("a\\b.md", "uses '\\'"),
+        ("..\\x.md", "uses '\\'"),
+    ],
+)
+def test_confine_refuses_paths_leaving_the_vault(root: Path, rel: str, says: str) -> None:
+    with pytest.raises(PathRefusedError) as err:
+        confine(root, rel)
+    assert says in str(err.value)
+
+
+def test_confine_refuses_non_strings(root: Path) -> None:
+    with pytest.raises(InvalidArgumentError):
+        confine(root, 42)  # type: ignore[arg-type]
+
+
+def test_confine_normalises_harmless_forms(root: Path) -> None:
+    assert normalize_rel_path("./a//b/./c.md") == "a/b/c.md"
+    assert normalize_rel_path("a/b/") == "a/b"
+    assert confine(root, "./a//b/c.md") == root.resolve() / "a" / "b" / "c.md"
+    assert confine(root, "") == root.resolve()
+
+
+def test_file_symlink_escaping_the_vault_is_refused(root: Path, outside: Path) -> None:
+    _symlink(root / "link.md", outside / "secret.md")
+    for call in (
+        lambda: confine(root, "link.md"),
+        lambda: read_note(root, "link.md"),
+        lambda: replace_note(root, "link.md", "pwned\n", TextFormat()),
+        lambda: move_to_trash(root, "link.md"),
+    ):
+        with pytest.raises(PathRefusedError, match="leads outside the vault"):
+            call()
+    assert (outside / "secret.md").read_bytes() == b"secret\n"
+
+
+def test_folder_symlink_escaping_the_vault_is_refused(root: Path, outside: Path) -> None:
+    _symlink(root / "ext", outside)
+    with pytest.raises(PathRefusedError, match="leads outside the vault"):
+        read_note(root, "ext/secret.md")
+    with pytest.raises(PathRefusedError, match="leads outside the vault"):
+        create_note(root, "ext/new.md", "x\n")
+    with pytest.raises(PathRefusedError, match="leads outside the vault"):
+        create_note(root, "ext/sub/new.md", "x\n")
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.md"]
+
+
+def test_dangling_symlink_to_outside_is_refused(root: Path, outside: Path) -> None:
+    _symlink(root / "dangling.md", outside / "not-yet.md")
+    with pytest.raises(PathRefusedError):
+        create_note(root, "dangling.md", "x\n")
+    assert not (outside / "not-yet.md").exists()
+
+
+def test_symlink_inside_the_vault_is_followed_for_reading(root: Path) -> None:
+    write(root, "Real.md", "real\n")
+    _symlink(root / "Alias.md", root / "Real.md")
+    assert read_note(root, "Alias.md").text == "real\n"
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [".obsidian/app.json", ".git/config", ".trash/x.md", ".Obsidian/x.md", "./.git/HEAD"],
+)
+def test_writes_into_protected_folders_are_refused(root: Path, rel: str) -> None:
+    write(root, "Note.md", "n\n")
+    before = _tree(root)
+    for call in (
+        lambda: create_note(root, rel, "x\n"),
+        lambda: replace_note(root, rel, "x\n", TextFormat()),
+        lambda: move_path(root, "Note.md", rel),
+        lambda: create_folder(root, rel),
+        lambda: move_to_trash(root, rel),
+    ):
+        with pytest.raises(PathRefusedError, match="note operations never change"):
+            call()
+    assert _tree(root) == before
+
+
+def test_protected_folders_can_be_read(root: Path) -> None:
+    write(root, ".obsidian/app.json", "{}")
+    assert confine(root, ".obsidian/app.json") == root.resolve() / ".obsidian" / "app.json"
+
+
+def test_symlink_into_a_protected_folder_is_refused_for_writes(root: Path) -> None:
+    write(root, ".obsidian/app.json", "{}")
+    _symlink(root / "cfg", root / ".obsidian")
+    _symlink(root / "app-link.json", root / ".obsidian" / "app.json")
+    with pytest.raises(PathRefusedError, match=r"leads into \.obsidian/"):
+        create_note(root, "cfg/new.md", "x\n")
+    with pytest.raises(PathRefusedError, match=r"leads into \.obsidian/"):
+        replace_note(root, "app-link.json", "{}", TextFormat())
+    assert sorted(p.name for p in (root / ".obsidian").iterdir()) == ["app.json"]
+    assert read_note(root, "cfg/app.json").text == "{}"
+
+
+def test_trash_symlinked_outside_is_refused(root: Path, outside: Path) -> None:
+    write(root, "Note.md", "n\n")
+    _symlink(root / ".trash", outside)
+    with pytest.raises(PathRefusedError, match="leads outside the vault"):
+        move_to_trash(root, "Note.md")
+    assert (root / "Note.md").read_bytes() == b"n\n"
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.md"]
+
+
+# --- Reading and atomic writing -------------------------------------------------------------------
+
+
+def test_crlf_and_bom_survive_a_rewrite_byte_for_byte(root: Path) -> None:
+    original = BOM + b"---\r\ntitle: x\r\n---\r\nline one\r\nline two\r\n"
+    write(root, "Win.md", original)
+    note = read_note(root, "Win.md")
+    assert note.text == "---\ntitle: x\n---\nline one\nline two\n"
+    assert note.fmt == TextFormat(newline="\r\n", bom=True)
+    assert note.version == content_version(original)
+
+    replace_note(root, "Win.md", note.text, note.fmt, expected_version=note.version)
+    assert (root / "Win.md").read_bytes() == original
+
+    result = replace_note(root, "Win.md", note.text + "line three\n", note.fmt)
+    expected = original + b"line three\r\n"
+    assert (root / "Win.md").read_bytes() == expected
+    assert result.version == content_version(expected)
+    assert result.size == len(expected)
+
+
+def test_lf_without_bom_stays_lf(root: Path) -> None:
+    write(root, "Unix.md", b"a\nb\n")
+    note = read_note(root, "Unix.md")
+    assert note.fmt == TextFormat(newline="\n", bom=False)
+    replace_note(root, "Unix.md", "a\nb\nc\n", note.fmt)
+    assert (root / "Unix.md").read_bytes() == b"a\nb\nc\n"
+
+
+def test_encode_decode_round_trip() -> None:
+    data = BOM + "é\r\nü\r\n".encode()
+    text, fmt = decode_note(data, "x.md")
+    assert (text, fmt) == ("é\nü\n", TextFormat("\r\n", True))
+    assert encode_note(text, fmt) == data
+    assert encode_note("a\r\nb\n", TextFormat("\r\n")) == b"a\r\nb\r\n"
+
+
+def test_write_leaves_no_temp_files_and_keeps_permissions(root: Path) -> None:
+    path = write(root, "Note.md", "old\n")
+    path.chmod(0o600)
+    replace_note(root, "Note.md", "new\n", TextFormat())
+    assert sorted(p.name for p in root.iterdir()) == ["Note.md"]
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert path.read_bytes() == b"new\n"
+
+
+def test_stale_expected_version_is_refused_and_file_untouched(root: Path) -> None:
+    write(root, "Note.md", "v1\n")
+    seen = read_note(root, "Note.md")
+    write(root, "Note.md", "v2 by someone else\n")
+    with pytest.raises(StaleVersionError, match="changed since you read it"):
+        replace_note(root, "Note.md", "my edit\n", seen.fmt, expected_version=seen.version)
+    assert (root / "Note.md").read_bytes() == b"v2 by someone else\n"
+    assert sorted(p.name for p in root.iterdir()) == ["Note.md"]
+
+
+def test_replace_missing_note_is_not_found(root: Path) -> None:
+    with pytest.raises(NotFoundError):
+        replace_note(root, "Nope.md", "x\n", TextFormat())
+    assert list(root.iterdir()) == []
+
+
+def test_read_errors(root: Path) -> None:
+    write(root, "bin.md", b"abc\x00def")
+    write(root, "latin1.md", "caf\xe9".encode("latin-1"))
+    (root / "Folder").mkdir()
+    with pytest.raises(UnreadableNoteError, match="NUL bytes"):
+        read_note(root, "bin.md")
+    with pytest.raises(UnreadableNoteError, match="not valid UTF-8"):
+        read_note(root, "latin1.md")
+    with pytest.raises(InvalidArgumentError, match="is a folder"):
+        read_note(root, "Folder")
+    with pytest.raises(NotFoundError):
+        read_note(root, "Missing.md")
+
+
+# --- Create ---------------------------------------------------------------------------------------
+
+
+def test_create_refuses_to_overwrite(root: Path) -> None:
+    write(root, "Note.md", "precious\n")
+    with pytest.raises(AlreadyExistsError, match="already exists"):
+        create_note(root, "Note.md", "replacement\n")
+    assert (root / "Note.md").read_bytes() == b"precious\n"
+    assert sorted(p.name for p in root.iterdir()) == ["Note.md"]
+
+
+def test_create_makes_folders_and_keeps_format(root: Path) -> None:
+    result = create_note(root, "A/B/New.md", "x\ny\n", fmt=TextFormat("\r\n", True))
+    assert (root / "A/B/New.md").read_bytes() == BOM + b"x\r\ny\r\n"
+    assert result.version == content_version(BOM + b"x\r\ny\r\n")
+    assert sorted(p.name for p in (root / "A/B").iterdir()) == ["New.md"]
+
+
+def test_create_without_folders_refuses_missing_parent(root: Path) -> None:
+    with pytest.raises(NotFoundError, match="doesn't exist"):
+        create_note(root, "Missing/New.md", "x\n", create_folders=False)
+    assert list(root.iterdir()) == []
+
+
+def test_create_folder(root: Path) -> None:
+    assert create_folder(root, "P/Q") is True
+    assert create_folder(root, "P/Q") is False
+    assert (root / "P" / "Q").is_dir()
+
+
+# --- Move (rule 19: a rename never rewrites links by itself) --------------------------------------
+
+
+def test_move_refuses_to_overwrite(root: Path) -> None:
+    write(root, "A.md", "a\n")
+    write(root, "B.md", "b\n")
+    with pytest.raises(AlreadyExistsError, match="already exists there"):
+        move_path(root, "A.md", "B.md")
+    assert _tree(root) == {"A.md": b"a\n", "B.md": b"b\n"}
+
+
+def test_rule_19_move_renames_without_touching_links(root: Path) -> None:
+    """Partial: link updating on rename is not implemented in the vault engine; a plain move is
+    Obsidian's ``vault.rename``, which never updates links."""
+    write(root, "Old.md", "old\n")
+    write(root, "Linker.md", "see [[Old]] and [[Old#h|Old]]\n")
+    move_path(root, "Old.md", "Sub/New.md")
+    assert _tree(root) == {
+        "Linker.md": b"see [[Old]] and [[Old#h|Old]]\n",
+        "Sub": None,
+        "Sub/New.md": b"old\n",
+    }
+
+
+def test_move_folder_and_refuse_moving_into_itself(root: Path) -> None:
+    write(root, "F/n.md", "n\n")
+    with pytest.raises(PathRefusedError, match="into itself"):
+        move_path(root, "F", "F/Sub/Deeper")
+    assert _tree(root) == {"F": None, "F/n.md": b"n\n"}
+    move_path(root, "F", "G/F2")
+    assert _tree(root) == {"G": None, "G/F2": None, "G/F2/n.md": b"n\n"}
+
+
+def test_move_missing_source(root: Path) -> None:
+    with pytest.raises(NotFoundError):
+        move_path(root, "Nope.md", "Other.md")
+
+
+# --- Trash (rule 20) ------------------------------------------------------------------------------
+
+
+def test_rule_20_local_trash_keeps_both_items_on_a_name_clash(root: Path) -> None:
+    """Partial: trashOption "system" and "none" are not implemented; deleting always moves the
+    item to the vault's .trash/ (Obsidian's "local"), which loses nothing."""
+    write(root, "A/Note.md", "first\n")
+    write(root, "B/Note.md", "second\n")
+    write(root, "C/Note.md", "third\n")
+    assert move_to_trash(root, "A/Note.md") == ".trash/Note.md"
+    assert move_to_trash(root, "B/Note.md") == ".trash/Note 1.md"
+    assert move_to_trash(root, "C/Note.md") == ".trash/Note 2.md"
+    trash = root / ".trash"
+    assert {p.name: p.read_bytes() for p in trash.iterdir()} == {
+        "Note.md": b"first\n",
+        "Note 1.md": b"second\n",
+        "Note 2.md": b"third\n",
+    }
+    assert not (root / "A/Note.md").exists()
+
+
+def test_trash_folders_and_extensionless_names(root: Path) -> None:
+    write(root, "X/Proj/a.md", "a\n")
+    write(root, "Y/Proj/b.md", "b\n")
+    write(root, "README", "r1\n")
+    assert move_to_trash(root, "X/Proj") == ".trash/Proj"
+    assert move_to_trash(root, "Y/Proj") == ".trash/Proj 1"
+    assert move_to_trash(root, "README") == ".trash/README"
+    assert _tree(root / ".trash") == {
+        "Proj": None,
+        "Proj/a.md": b"a\n",
+        "Proj 1": None,
+        "Proj 1/b.md": b"b\n",
+        "README": b"r1\n",
+    }
+
+
+def test_trash_refuses_missing_and_the_vault_itself(root: Path) -> None:
+    with pytest.raises(NotFoundError):
+        move_to_trash(root, "Missing.md")
+    with pytest.raises(InvalidArgumentError):
+        move_to_trash(root, "")
+    with pytest.raises(InvalidArgumentError):
+        move_to_trash(root, "./")
+    assert list(root.iterdir()) == []
