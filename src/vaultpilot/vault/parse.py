@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 from urllib.parse import unquote
 
 from vaultpilot.vault.frontmatter import (
@@ -39,8 +39,9 @@ LinkKind = Literal["link", "embed", "property"]
 LinkSyntax = Literal["wiki", "markdown"]
 
 
-@dataclass(frozen=True, slots=True)
-class Link:
+class Link(NamedTuple):
+    # Link, Tag, Heading and Block are NamedTuples rather than frozen dataclasses: a large vault
+    # yields hundreds of thousands of them, and a tuple is several times cheaper to build.
     """One link as written: target text (trimmed, decoded), subpath, alias, where it is."""
 
     target: str  # "" for a link to a heading or block of the same note ([[#H]])
@@ -54,22 +55,19 @@ class Link:
     prop: str | None = None  # the property key when kind == "property"
 
 
-@dataclass(frozen=True, slots=True)
-class Tag:
+class Tag(NamedTuple):
     name: str  # without '#', as written
     line: int  # 1-based; 0 for frontmatter tags
     source: Literal["frontmatter", "inline"]
 
 
-@dataclass(frozen=True, slots=True)
-class Heading:
+class Heading(NamedTuple):
     level: int
     text: str
     line: int
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
+class Block(NamedTuple):
     block_id: str
     line: int
 
@@ -91,20 +89,22 @@ class ParsedNote:
 
 
 # Rule 1-2: [[target#subpath|alias]]; a single ']' does not end the target, '[[' cannot occur.
-_WIKI = re.compile(r"(!?)\[\[((?:[^\[\]\n]|\](?!\])|\[(?!\[))+?)\]\]")
+# (Patterns start with a literal, not '!?' or a look-behind, so the regex engine can skip ahead
+# to candidates; the character before a match is checked in Python.)
+_WIKI = re.compile(r"\[\[((?:[^\[\]\n]|\](?!\])|\[(?!\[))+?)\]\]")
 # Rule 4: [text](dest) or [text](<dest with spaces>), optional title; balanced parentheses.
 _MDLINK = re.compile(
-    r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"
+    r"\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"
     r"\(\s*(<[^<>\n]+>|(?:[^\s()]|\([^\s()]*\))+)(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)"
 )
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 # Rules 9-10: '#' after the line start, whitespace (incl. NBSP, U+3000) or '_'; tag characters
 # are anything but whitespace and punctuation other than _ - /.
 _TAG_CHARS = r"[^\s!-,.:-@\[-^`{-~\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\u2018-\u201f]"
-_TAG = re.compile(rf"(?<![^\s_])#({_TAG_CHARS}+(?:#{_TAG_CHARS}+)*)")
+_TAG = re.compile(rf"#({_TAG_CHARS}+(?:#{_TAG_CHARS}+)*)")
 _HEADING = re.compile(r"^[ ]{0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
 # Rule 14: ' ^id' at the end of a line (or '^id' alone on its line); Latin letters, digits, '-'.
-_BLOCK = re.compile(r"(?:^|[ \t])\^([A-Za-z0-9-]+)[ \t]*$", re.MULTILINE)
+_BLOCK = re.compile(r"\^([A-Za-z0-9-]+)[ \t]*$", re.MULTILINE)
 _VALID_TAG = re.compile(rf"^{_TAG_CHARS}+$")
 # Rule 10: a GFM table is a row containing '|' followed by a delimiter row such as |---|:-:|.
 _QUOTE_PREFIX = re.compile(r"^(?:[ ]{0,3}>[ ]?)*")
@@ -152,16 +152,18 @@ def scan_links(masked: str, base: int, starts: list[int]) -> list[Link]:
     links: list[Link] = []
     if "[[" in masked:
         for m in _WIKI.finditer(masked):
-            target, subpath, alias = parse_link_text(m.group(2))
+            target, subpath, alias = parse_link_text(m.group(1))
             if not target and not subpath:
                 continue
-            pos = base + m.start()
+            at = m.start()
+            embed = at > 0 and masked[at - 1] == "!"
+            pos = base + at - embed
             links.append(
                 Link(
                     target,
                     subpath,
                     alias,
-                    "embed" if m.group(1) else "link",
+                    "embed" if embed else "link",
                     "wiki",
                     _line_of(starts, pos) + 1,
                     pos,
@@ -170,7 +172,7 @@ def scan_links(masked: str, base: int, starts: list[int]) -> list[Link]:
             )
     if "](" in masked:
         for m in _MDLINK.finditer(masked):
-            dest = m.group(3)
+            dest = m.group(2)
             if dest.startswith("<"):
                 dest = dest[1:-1]
             if _SCHEME.match(dest) or dest.startswith("//"):
@@ -181,13 +183,15 @@ def scan_links(masked: str, base: int, starts: list[int]) -> list[Link]:
             target, subpath = unquote(target), unquote(subpath)
             if not target and not subpath:
                 continue
-            pos = base + m.start()
+            at = m.start()
+            embed = at > 0 and masked[at - 1] == "!"
+            pos = base + at - embed
             links.append(
                 Link(
                     target.strip(),
                     subpath,
-                    m.group(2),
-                    "embed" if m.group(1) else "link",
+                    m.group(1),
+                    "embed" if embed else "link",
                     "markdown",
                     _line_of(starts, pos) + 1,
                     pos,
@@ -261,6 +265,9 @@ def _inline_tags(text: str, base: int, starts: list[int]) -> list[Tag]:
     """Rules 9-10: inline tags in masked text; ``#a#b`` gives two tags."""
     tags: list[Tag] = []
     for m in _TAG.finditer(text):
+        at = m.start()
+        if at > 0 and not (text[at - 1].isspace() or text[at - 1] == "_"):
+            continue  # rule 10: '#' must follow the line start, whitespace or '_'
         line = _line_of(starts, base + m.start()) + 1
         parts = m.group(1).split("#")
         lead = _underscores_before(text, m.start())
@@ -298,6 +305,9 @@ def parse_note(path: str, text: str) -> ParsedNote:
             headings.append(Heading(len(m.group(1)), (m.group(2) or "").strip(), line))
     if "^" in masked:
         for m in _BLOCK.finditer(masked):
+            at = m.start()
+            if at > 0 and masked[at - 1] not in " \t\n":
+                continue  # rule 14: a space before '^' is required
             blocks.append(Block(m.group(1), _line_of(starts, base + m.start()) + 1))
 
     name = path.rsplit("/", 1)[-1]
