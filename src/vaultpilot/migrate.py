@@ -34,6 +34,10 @@ def apply(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> list[str
         if name in done:
             continue
         conn.execute("BEGIN IMMEDIATE")
+        # Another process may have run it between our read and this write lock: check again.
+        if conn.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone():
+            conn.execute("ROLLBACK")
+            continue
         try:
             fn(conn)
             conn.execute(

@@ -1,0 +1,259 @@
+"""``git_agent``: one git command per process over the stdin/stdout contract.
+
+Contract (spec ``002_2ce84434b5b511e1.txt``; gaps closed as ``spec/README.md`` says):
+
+* stdin holds one ``ActionRequest``; stdout gets one ``ActionResponse`` line; the exit status is
+  0 whenever a reply was written. Logs go to stderr as JSON lines carrying the ``correlation_id``.
+  Usage: ``git_agent [--data-dir DIR] < request.json``.
+* On start it registers itself in the ``tool_registry`` table of ``memory.db`` in the data
+  directory (``--data-dir``, else ``VAULTPILOT_DATA_DIR``, else the per-user folder); the upsert
+  is idempotent, and a failure to register is logged, never fatal.
+* ``tool`` is ``"git_agent"``; ``action`` is ``git_status``, ``git_diff`` (``files``),
+  ``git_log`` (``limit``: a number or a numeric string, default 10), ``git_add`` (``files``, at
+  least one) or ``git_commit`` (``message``). The repository is the working directory unless the
+  payload names ``repo_path``.
+* git runs through its CLI with an argument list (never a shell), without pager or colour, file
+  names passed literally after ``--``. File names that look like options or lie outside the
+  repository are refused before git runs.
+* Success: ``status`` "success", ``code`` 0, ``result`` ``{"output_type": "text", "data": <git's
+  stdout>, "metadata": null}``. Any failure: ``status`` "error", ``code`` 1, ``error`` null,
+  ``result`` ``{"output_type": "error", "data": <git's stderr, or what is wrong>, "metadata":
+  {"exit_code": N}}`` when git ran, ``"metadata": null`` when it did not. An unparseable request
+  gets a fresh ``request_id``. Ids and ``api_version`` are echoed.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from vaultpilot.contract.catalog import git_agent_tool
+from vaultpilot.contract.jsonlog import JsonLog
+from vaultpilot.contract.models import GIT_COMMANDS, GitAdd, GitCommit, GitDiff, GitLog, GitStatus
+from vaultpilot.contract.models import describe_errors as _describe
+from vaultpilot.contract.wire import (
+    ParsedRequest,
+    Reply,
+    Result,
+    bind_request,
+    parse_request,
+    reply,
+    serve_once,
+    wrong_target,
+)
+from vaultpilot.errors import (
+    ExternalError,
+    InvalidArgumentError,
+    NotFoundError,
+    PathRefusedError,
+    VaultpilotError,
+)
+from vaultpilot.locations import data_root, memory_db_path
+from vaultpilot.memory.db import connect
+from vaultpilot.memory.registry import upsert_tool
+
+__all__ = ["ACTIONS", "GIT_TIMEOUT_S", "TOOL", "GitRun", "handle", "main", "register", "run_git"]
+
+TOOL = "git_agent"
+ACTIONS = tuple(GIT_COMMANDS)
+GIT_TIMEOUT_S = 120.0
+_USAGE = "usage: git_agent [--data-dir DIR] < request.json"
+
+
+@dataclass(frozen=True, slots=True)
+class GitRun:
+    """How one git invocation ended."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+def run_git(
+    args: Sequence[str],
+    *,
+    repo: Path,
+    env: Mapping[str, str],
+    stdin: str | None = None,
+    timeout: float = GIT_TIMEOUT_S,
+) -> GitRun:
+    """Run ``git ARGS`` in ``repo``; ExternalError if git cannot be run or does not finish."""
+    argv = ["git", "--no-pager", "-c", "color.ui=false", *args]
+    try:
+        done = subprocess.run(
+            argv,
+            cwd=repo,
+            input=None if stdin is None else stdin.encode("utf-8"),
+            stdin=subprocess.DEVNULL if stdin is None else None,
+            capture_output=True,
+            timeout=timeout,
+            env={**env, "GIT_TERMINAL_PROMPT": "0"},
+            check=False,
+        )
+    except FileNotFoundError:
+        raise ExternalError(
+            "git is not installed or not on PATH; install git to use git_agent."
+        ) from None
+    except subprocess.TimeoutExpired:
+        raise ExternalError(
+            f"git {next((a for a in args if not a.startswith('-')), '')} did not finish "
+            f"within {timeout:g} s and was stopped."
+        ) from None
+    except OSError as exc:
+        raise ExternalError(f"Could not run git: {exc.strerror or exc}.") from None
+    return GitRun(
+        done.returncode,
+        done.stdout.decode("utf-8", errors="replace"),
+        done.stderr.decode("utf-8", errors="replace"),
+    )
+
+
+def _check_inside(files: Sequence[str], repo: Path, toplevel: str) -> None:
+    """Refuse names outside the repository's work tree (git normalises ``..`` the same way)."""
+    top = Path(os.path.realpath(toplevel))
+    base = os.path.realpath(repo)
+    for name in files:
+        lexical = os.path.normpath(os.path.join(base, name))
+        # Resolve the folder (a symlinked prefix such as /tmp), not the file: a tracked symlink
+        # is a file of the repository wherever it points.
+        where = Path(os.path.realpath(os.path.dirname(lexical)), os.path.basename(lexical))
+        if where != top and top not in where.parents:
+            raise PathRefusedError(
+                f"File '{name}' lies outside the repository '{top}'; "
+                "name files inside the repository."
+            )
+
+
+def _git_args(command: object) -> tuple[list[str], str | None]:
+    """git's arguments and stdin for a validated command."""
+    match command:
+        case GitStatus():
+            return ["status"], None
+        case GitDiff(files=files):
+            return ["--literal-pathspecs", "diff", *(["--", *files] if files else [])], None
+        case GitLog(limit=limit):
+            return ["log", f"--max-count={limit}"], None
+        case GitAdd(files=files):
+            return ["--literal-pathspecs", "add", "--", *files], None
+        case GitCommit(message=message):
+            return ["commit", "--file=-"], message
+    raise AssertionError(f"unhandled git command {command!r}")
+
+
+def _failure(request: ParsedRequest | None, message: str, exit_code: int | None = None) -> Reply:
+    metadata = None if exit_code is None else {"exit_code": exit_code}
+    return reply(request, code=1, result=Result("error", message, metadata))
+
+
+def _repo(repo_path: str | None, cwd: Path) -> Path:
+    repo = cwd if repo_path is None else cwd / repo_path
+    if not os.path.isdir(repo):
+        what = "is not a folder" if os.path.lexists(repo) else "does not exist"
+        raise NotFoundError(
+            f"Repository folder '{repo_path}' {what}; set repo_path to the repository."
+        )
+    return repo
+
+
+def handle(
+    raw: bytes,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    log: JsonLog,
+    setup_error: str | None = None,
+    timeout: float = GIT_TIMEOUT_S,
+) -> Reply:
+    """Answer one request given as stdin's bytes. Never raises for any input."""
+    try:
+        request = parse_request(raw)
+    except InvalidArgumentError as exc:
+        log.warning("request.unparseable", error=str(exc))
+        return _failure(None, f"Failed to parse request: {exc}")
+    log = bind_request(log, request)
+    if setup_error is not None:
+        return _failure(request, setup_error)
+    wrong = wrong_target(request, TOOL, ACTIONS)
+    if wrong is not None:
+        return _failure(request, wrong)
+    try:
+        command = GIT_COMMANDS[request.action].model_validate(
+            {**request.payload, "type": request.action}
+        )
+    except ValidationError as exc:
+        return _failure(request, _describe(exc))
+    try:
+        repo = _repo(getattr(command, "repo_path", None), cwd)
+        files = getattr(command, "files", None)
+        if files:
+            top = run_git(["rev-parse", "--show-toplevel"], repo=repo, env=env, timeout=timeout)
+            if top.exit_code != 0:  # e.g. not a repository: git's own message and exit code
+                return _failure(request, top.stderr or top.stdout, top.exit_code)
+            _check_inside(files, repo, top.stdout.rstrip("\n"))
+        args, stdin = _git_args(command)
+        run = run_git(args, repo=repo, env=env, stdin=stdin, timeout=timeout)
+    except VaultpilotError as exc:
+        return _failure(request, str(exc))
+    except Exception as exc:  # a bug or an unexpected OS failure: still one clean reply
+        log.exception("request.failed", error=repr(exc))
+        return _failure(
+            request, f"{request.action} failed unexpectedly: {type(exc).__name__}: {exc}"
+        )
+    log.info("git.done", args=args, exit_code=run.exit_code)
+    if run.exit_code != 0:
+        return _failure(request, run.stderr or run.stdout, run.exit_code)
+    return reply(request, code=0, result=Result("text", run.stdout))
+
+
+def register(data_dir: str | None, env: Mapping[str, str], log: JsonLog) -> None:
+    """Upsert git_agent into memory.db's tool_registry; a failure is logged, never raised."""
+    try:
+        path = memory_db_path(data_root(data_dir, env))
+        conn = connect(path)
+        try:
+            changed = upsert_tool(conn, git_agent_tool())
+        finally:
+            conn.close()
+    except (VaultpilotError, sqlite3.Error, OSError) as exc:
+        log.warning("registry.failed", error=str(exc))
+        return
+    log.info("registry.registered", db=str(path), changed=changed)
+
+
+def _parse_args(argv: Sequence[str]) -> tuple[str | None, str | None]:
+    """(data_dir, error): the only option is ``--data-dir DIR``."""
+    data_dir: str | None = None
+    rest = list(argv)
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--data-dir" and rest:
+            data_dir = rest.pop(0)
+        elif arg.startswith("--data-dir="):
+            data_dir = arg.partition("=")[2]
+        else:
+            return None, f"git_agent was started with a wrong argument {arg!r}; {_USAGE}"
+    return data_dir, None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console script entry: register, read stdin, answer on stdout, exit 0."""
+    data_dir, setup_error = _parse_args(sys.argv[1:] if argv is None else argv)
+    env = dict(os.environ)
+    if setup_error is None:
+        register(data_dir, env, JsonLog(TOOL, sys.stderr))
+    return serve_once(
+        TOOL,
+        lambda raw, log: handle(raw, cwd=Path.cwd(), env=env, log=log, setup_error=setup_error),
+        lambda message: _failure(None, message),
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,187 @@
+"""``obsidian_agent``: one note operation per process over the stdin/stdout contract.
+
+Contract (spec ``000_e03d1b2efb812368.txt``; gaps closed as ``spec/README.md`` says):
+
+* stdin holds one ``ActionRequest``; stdout gets one ``ActionResponse`` line; the exit status is
+  0 whenever a reply was written (the reply carries the outcome). Logs go to stderr as JSON lines
+  carrying the ``correlation_id``. Takes no arguments.
+* ``tool`` is ``"obsidian_agent"``; ``action`` is ``create_note``, ``read_note`` or
+  ``update_note``; ``payload`` names ``vault_path``, ``note_name`` and, to write, ``content``.
+* ``note_name`` may name a subfolder (``Projects/Plan``) and may end in ``.md``; otherwise ``.md``
+  is added. It never leaves the vault (``..``, absolute paths, symlinks out are refused), and
+  ``.obsidian/``, ``.git/`` and ``.trash/`` are never written.
+* ``create_note`` never overwrites (missing folders are created); ``update_note`` only replaces an
+  existing note, keeping its line endings and byte-order mark. ``read_note`` returns the note's
+  text with ``\\n`` line endings and without a byte-order mark.
+* Success: ``status`` "success", ``code`` 0, ``result`` ``{"output_type": "text", "data": …,
+  "metadata": null}``; ``data`` is "Note 'X' created successfully." / "… updated successfully." /
+  the note's text. ``request_id``, ``api_version``, ``plan_id``, ``task_id`` and
+  ``correlation_id`` are echoed.
+* Errors: ``status`` "error", ``result`` null, ``error`` says what went wrong and what to do:
+  code 1 the request could not be parsed ("Failed to parse request: …"; a fresh ``request_id``,
+  other ids null); code 2 the request is invalid (wrong ``tool``, unknown ``action``, a payload
+  field missing, empty or not a string: "Missing 'vault_path' in parameters"); code 3 the vault
+  operation failed (no such vault or note, note exists, path refused, I/O).
+
+Only the standard library, ``wire``, ``jsonlog`` and ``vault.files`` are imported: no pydantic,
+typer or rich, so a round trip stays far below its 150 ms budget (``bench/bench_contract.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from vaultpilot.contract.jsonlog import JsonLog
+from vaultpilot.contract.wire import (
+    ParsedRequest,
+    Reply,
+    Result,
+    bind_request,
+    json_type,
+    parse_request,
+    reply,
+    serve_once,
+    wrong_target,
+)
+from vaultpilot.errors import (
+    AlreadyExistsError,
+    InvalidArgumentError,
+    NotFoundError,
+    VaultpilotError,
+)
+from vaultpilot.vault import files
+
+__all__ = ["ACTIONS", "TOOL", "NoteCommand", "handle", "main", "parse_command"]
+
+TOOL = "obsidian_agent"
+ACTIONS = ("create_note", "read_note", "update_note")
+
+
+@dataclass(frozen=True, slots=True)
+class NoteCommand:
+    """One validated note operation; ``content`` is None for ``read_note``."""
+
+    action: str
+    vault_path: str
+    note_name: str
+    content: str | None
+
+
+def _field(payload: dict[str, object], name: str, *, allow_empty: bool = False) -> str:
+    if name not in payload:
+        raise InvalidArgumentError(f"Missing '{name}' in parameters")
+    value = payload[name]
+    if not isinstance(value, str):
+        raise InvalidArgumentError(
+            f"Invalid '{name}' in parameters: expected a string, got {json_type(value)}"
+        )
+    if not value and not allow_empty:
+        raise InvalidArgumentError(f"Invalid '{name}' in parameters: must not be empty")
+    return value
+
+
+def parse_command(request: ParsedRequest) -> NoteCommand:
+    """The note command a request asks for; InvalidArgumentError (code 2) says what is wrong."""
+    wrong = wrong_target(request, TOOL, ACTIONS)
+    if wrong is not None:
+        raise InvalidArgumentError(wrong)
+    payload = request.payload
+    vault_path = _field(payload, "vault_path")
+    note_name = _field(payload, "note_name")
+    content = None
+    if request.action != "read_note":
+        content = _field(payload, "content", allow_empty=True)
+    return NoteCommand(request.action, vault_path, note_name, content)
+
+
+def _note_rel(note_name: str) -> str:
+    canon = files.normalize_rel_path(note_name)  # PathRefusedError for anything leaving the vault
+    if not canon or note_name.endswith("/"):
+        raise InvalidArgumentError(
+            f"'{note_name}' names a folder, not a note; name a note such as 'Projects/Plan'."
+        )
+    return canon if canon.lower().endswith(".md") else canon + ".md"
+
+
+def _vault_root(vault_path: str, cwd: Path) -> Path:
+    root = cwd / vault_path
+    if not os.path.isdir(root):
+        what = "is not a folder" if os.path.lexists(root) else "does not exist"
+        raise NotFoundError(f"Vault folder '{vault_path}' {what}; set vault_path to the vault.")
+    return root
+
+
+def execute(command: NoteCommand, *, cwd: Path) -> str:
+    """Carry out a note command; returns ``data``. VaultpilotError means code 3."""
+    root = _vault_root(command.vault_path, cwd)
+    rel = _note_rel(command.note_name)
+    name = command.note_name
+    if command.action == "read_note":
+        try:
+            return files.read_note(root, rel).text
+        except NotFoundError:
+            raise NotFoundError(
+                f"Note '{name}' does not exist in the vault ('{rel}' not found)."
+            ) from None
+    files.confine(root, rel, write=True)  # refuse escapes and protected folders before anything
+    assert command.content is not None
+    if command.action == "create_note":
+        try:
+            files.create_note(root, rel, command.content)
+        except AlreadyExistsError:
+            if os.path.lexists(root / rel):
+                raise AlreadyExistsError(
+                    f"Note '{name}' already exists; use update_note to change it."
+                ) from None
+            raise
+        return f"Note '{name}' created successfully."
+    try:
+        current = files.read_note(root, rel)
+    except NotFoundError:
+        raise NotFoundError(
+            f"Note '{name}' does not exist ('{rel}' not found); use create_note to create it."
+        ) from None
+    files.replace_note(root, rel, command.content, current.fmt, expected_version=current.version)
+    return f"Note '{name}' updated successfully."
+
+
+def handle(raw: bytes, *, cwd: Path, log: JsonLog) -> Reply:
+    """Answer one request given as stdin's bytes. Never raises for any input."""
+    try:
+        request = parse_request(raw)
+    except InvalidArgumentError as exc:
+        log.warning("request.unparseable", error=str(exc))
+        return reply(None, code=1, error=f"Failed to parse request: {exc}")
+    log = bind_request(log, request)
+    try:
+        command = parse_command(request)
+    except InvalidArgumentError as exc:
+        return reply(request, code=2, error=str(exc))
+    try:
+        data = execute(command, cwd=cwd)
+    except VaultpilotError as exc:
+        return reply(request, code=3, error=str(exc))
+    except Exception as exc:  # a bug or an unexpected OS failure: still one clean reply
+        log.exception("request.failed", error=repr(exc))
+        return reply(
+            request,
+            code=3,
+            error=f"{command.action} failed unexpectedly: {type(exc).__name__}: {exc}",
+        )
+    return reply(request, code=0, result=Result("text", data))
+
+
+def main() -> int:
+    """Console script entry: read stdin, answer on stdout, exit 0."""
+    return serve_once(
+        TOOL,
+        lambda raw, log: handle(raw, cwd=Path.cwd(), log=log),
+        lambda message: reply(None, code=1, error=message),
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""Opening memory.db and its schema.
+
+Contract:
+
+* ``connect(path)`` creates the folder and the file if needed, sets WAL mode and a busy timeout
+  (several agent processes may start at once), applies every migration not yet recorded, and
+  returns a connection in autocommit mode (``isolation_level=None``; callers that need a
+  transaction issue ``BEGIN``). Failures raise ``StorageError`` with the path in the message.
+* ``MIGRATIONS`` is append-only: to change the schema, write a new named function and append it.
+  Each migration uses ``IF NOT EXISTS`` so that two processes migrating the same new database at
+  the same moment both succeed (see ``connect``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from vaultpilot.errors import StorageError
+from vaultpilot.migrate import Migration, apply
+
+__all__ = ["BUSY_TIMEOUT_S", "MIGRATIONS", "connect", "create_tool_registry"]
+
+BUSY_TIMEOUT_S = 10.0
+
+
+def create_tool_registry(conn: sqlite3.Connection) -> None:
+    """Tools the agent can use: built-in (in-process) and process tools (a command to spawn).
+
+    ``payload_schema`` and ``command`` hold JSON text: a JSON Schema object, and the argv list
+    (NULL for a built-in tool).
+    """
+    conn.execute(
+        """
+        CREATE TABLE IF NOT EXISTS tool_registry (
+            name TEXT PRIMARY KEY,
+            kind TEXT NOT NULL CHECK (kind IN ('builtin', 'process')),
+            description TEXT NOT NULL,
+            payload_schema TEXT NOT NULL,
+            command TEXT,
+            registered_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            CHECK ((kind = 'process') = (command IS NOT NULL))
+        )
+        """
+    )
+
+
+MIGRATIONS: list[Migration] = [create_tool_registry]
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (creating if needed) the memory database at ``path`` and bring its schema up to date."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
+    except (OSError, sqlite3.Error) as exc:
+        raise StorageError(f"Could not open the memory database '{path}': {exc}.") from None
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        try:
+            apply(conn, MIGRATIONS)
+        except sqlite3.IntegrityError:
+            # Another process recorded the same migration between our check and our
+            # transaction; a second pass sees it recorded and skips it.
+            apply(conn, MIGRATIONS)
+    except sqlite3.Error as exc:
+        conn.close()
+        raise StorageError(f"Could not prepare the memory database '{path}': {exc}.") from None
+    return conn
