@@ -187,3 +187,31 @@ def test_editing_a_linked_note_keeps_links_to_it(vault: Path, tmp_path: Path) ->
     sync_vault(conn, vault)
     assert [r.source for r in backlinks(conn, "B.md")] == ["A.md", "Sub/C.md"]
     assert dump(conn) == _rebuild(vault, tmp_path)
+
+
+def test_bulk_sync_rebuilds_indexes_and_equals_rebuild(tmp_path: Path) -> None:
+    root = tmp_path / "bulk"
+    for i in range(1100):
+        write(root, f"F{i % 9}/N{i}.md", f"# N{i}\n[[N{(i * 7) % 1100}]] #t{i % 5}\n")
+    conn = connect(tmp_path / "db" / "index.db")
+    indexes = sorted(
+        r[0]
+        for r in conn.execute(
+            "SELECT sql FROM sqlite_master WHERE type='index' AND sql IS NOT NULL"
+        )
+    )
+    sync_vault(conn, root)  # bulk: every note is new
+    for i in range(1100):  # bulk again: every note changed, and links to them must survive
+        write(root, f"F{i % 9}/N{i}.md", f"# N{i} v2\n[[N{(i * 3) % 1100}]] #u{i % 4}\n")
+    sync_vault(conn, root)
+    assert (
+        sorted(
+            r[0]
+            for r in conn.execute(
+                "SELECT sql FROM sqlite_master WHERE type='index' AND sql IS NOT NULL"
+            )
+        )
+        == indexes
+    )
+    assert [r.source for r in backlinks(conn, "F0/N0.md")] == ["F0/N0.md"]
+    assert dump(conn) == _rebuild(root, tmp_path)

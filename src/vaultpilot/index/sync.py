@@ -23,7 +23,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from vaultpilot.index.scan import FileStat, NoteRecord, load_note, scan_vault
-from vaultpilot.index.writer import RowWriter, clear_derived, delete_files
+from vaultpilot.index.writer import (
+    RowWriter,
+    clear_derived,
+    delete_files,
+    drop_child_indexes,
+    recreate_indexes,
+)
 from vaultpilot.vault.resolve import LinkResolver, file_key
 
 __all__ = ["SyncPlan", "SyncReport", "fill_counts", "plan_sync", "sync_vault"]
@@ -31,6 +37,7 @@ __all__ = ["SyncPlan", "SyncReport", "fill_counts", "plan_sync", "sync_vault"]
 ProgressFn = Callable[[int, int], None]
 _PARALLEL_MIN = 400  # below this many notes to parse, worker start-up costs more than it saves
 _BATCH = 64
+_BULK_MIN = 1000  # from this many notes to write (and half the vault), indexes are rebuilt once
 _FEW = 32  # up to this many notes, links are resolved against a narrowed file set
 
 
@@ -239,10 +246,16 @@ def sync_vault(
                         st.size,
                     ),
                 )
+        notes_to_parse = [p for p in plan.added + plan.changed if _is_note(p)]
+        # Bulk mode (most of the vault is written): clear changed notes up front, write into
+        # unindexed tables, index once at the end. Changed notes are then parsed in full.
+        bulk = len(notes_to_parse) >= _BULK_MIN and 2 * len(notes_to_parse) >= len(plan.on_disk)
+        if bulk:
+            clear_derived(conn, [changed_ids[p] for p in notes_to_parse if p in changed_ids])
+            saved_indexes = drop_child_indexes(conn)
         jobs = [
-            (p, plan.on_disk[p], plan.indexed[p][3] if p in changed_ids else None)
-            for p in plan.added + plan.changed
-            if _is_note(p)
+            (p, plan.on_disk[p], plan.indexed[p][3] if p in changed_ids and not bulk else None)
+            for p in notes_to_parse
         ]
         total = len(jobs)
         n_workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
@@ -250,7 +263,8 @@ def sync_vault(
         writer = RowWriter(conn, ids)
         for done, record in enumerate(_records(str(root), paths, jobs, n_workers), 1):
             fid = ids[record.path]
-            if record.path in changed_ids and not record.unchanged and not record.vanished:
+            changed = record.path in changed_ids
+            if changed and not bulk and not record.unchanged and not record.vanished:
                 clear_derived(conn, [fid])
             if record.vanished:
                 vanished.add(record.path)
@@ -267,6 +281,8 @@ def sync_vault(
             if progress is not None:
                 progress(done, total)
         writer.flush()
+        if bulk:
+            recreate_indexes(conn, saved_indexes)
         final = [p for p in paths if p not in vanished]
         keys = {file_key(p) for p in [*plan.added, *plan.deleted, *vanished]}
         if keys:

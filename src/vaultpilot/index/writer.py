@@ -12,7 +12,9 @@ from collections.abc import Iterable
 
 from vaultpilot.index.scan import NoteRecord
 
-__all__ = ["RowWriter", "clear_derived", "delete_files"]
+__all__ = ["RowWriter", "clear_derived", "delete_files", "drop_child_indexes", "recreate_indexes"]
+
+_CHILD_TABLES = ("links", "properties", "tags", "aliases", "headings", "blocks")
 
 _SQL = {
     "files": "INSERT INTO files (id, path, path_lower, folder, title, is_note, mtime_ns, size,"
@@ -47,6 +49,31 @@ def delete_files(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
     conn.executemany("DELETE FROM notes_fts WHERE rowid = ?", rows)
     conn.executemany("DELETE FROM cjk_fts WHERE rowid = ?", rows)
     conn.executemany("DELETE FROM files WHERE id = ?", rows)
+
+
+def drop_child_indexes(conn: sqlite3.Connection) -> list[str]:
+    """Drop the secondary indexes of the per-note tables; returns the SQL that recreates them.
+
+    For a sync that writes most of the vault, inserting into unindexed tables and building each
+    index once afterwards (a sort) is about twice as fast as updating three B-trees per row.
+    The definitions are read back from the schema, so they always match the migrations.
+    ``links_target`` stays: ``links.target_id`` is a deferred foreign key, and SQLite looks up
+    its child rows on every insert into ``files``; without the index that lookup is a scan.
+    """
+    marks = ", ".join("?" for _ in _CHILD_TABLES)
+    rows = conn.execute(
+        f"SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"  # noqa: S608
+        f" AND tbl_name IN ({marks}) AND name != 'links_target'",
+        _CHILD_TABLES,
+    ).fetchall()
+    for name, _sql in rows:
+        conn.execute(f'DROP INDEX "{name}"')
+    return [sql for _name, sql in rows]
+
+
+def recreate_indexes(conn: sqlite3.Connection, statements: list[str]) -> None:
+    for sql in statements:
+        conn.execute(sql)
 
 
 def clear_derived(conn: sqlite3.Connection, ids: Iterable[int]) -> None:

@@ -1,0 +1,132 @@
+"""Small lookups the tools need from the index: paths, folders, per-note facts, link sources.
+
+Every function takes an open index connection and returns plain values; none writes.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "NoteFacts",
+    "all_paths",
+    "folder_note_counts",
+    "note_bodies",
+    "note_facts",
+    "note_outlines",
+    "paths_under",
+    "sources_linking_to",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class NoteFacts:
+    """What the index knows about one note, enough to describe it in a result."""
+
+    path: str
+    title: str
+    mtime_ns: int
+    word_count: int
+    properties: dict[str, Any]
+    tags: tuple[str, ...]  # frontmatter and inline tags, unique, in first-seen order
+
+
+def all_paths(conn: sqlite3.Connection) -> list[str]:
+    """Every indexed file (notes and attachments)."""
+    return [r[0] for r in conn.execute("SELECT path FROM files ORDER BY path")]
+
+
+def paths_under(conn: sqlite3.Connection, folder: str) -> list[str]:
+    """Every indexed file inside ``folder`` (at any depth)."""
+    low = folder.lower().strip("/")
+    rows = conn.execute(
+        "SELECT path FROM files WHERE path_lower >= ? AND path_lower < ? ORDER BY path",
+        (low + "/", low + "0"),
+    )
+    return [r[0] for r in rows]
+
+
+def folder_note_counts(conn: sqlite3.Connection) -> dict[str, tuple[int, int]]:
+    """Per folder ("" is the root): (notes directly in it, other files directly in it)."""
+    out: dict[str, tuple[int, int]] = {}
+    for folder, notes, files in conn.execute(
+        "SELECT folder, SUM(is_note), SUM(1 - is_note) FROM files GROUP BY folder"
+    ):
+        out[folder] = (int(notes), int(files))
+    return out
+
+
+def note_facts(conn: sqlite3.Connection, paths: Iterable[str]) -> dict[str, NoteFacts]:
+    """Facts for the given note paths (missing paths are left out)."""
+    wanted = list(dict.fromkeys(paths))
+    out: dict[str, NoteFacts] = {}
+    for chunk_start in range(0, len(wanted), 500):
+        chunk = wanted[chunk_start : chunk_start + 500]
+        marks = ",".join("?" * len(chunk))
+        rows = conn.execute(
+            "SELECT id, path, title, mtime_ns, word_count, frontmatter FROM files"  # noqa: S608
+            f" WHERE path IN ({marks}) AND is_note = 1",
+            chunk,
+        ).fetchall()
+        ids = {r[0]: r for r in rows}
+        tags: dict[int, list[str]] = {i: [] for i in ids}
+        if ids:
+            id_marks = ",".join("?" * len(ids))
+            for fid, tag in conn.execute(
+                f"SELECT file_id, tag FROM tags WHERE file_id IN ({id_marks})"  # noqa: S608
+                " ORDER BY file_id, source = 'inline', line, rowid",
+                list(ids),
+            ):
+                if tag.lower() not in (t.lower() for t in tags[fid]):
+                    tags[fid].append(tag)
+        for fid, path, title, mtime_ns, words, fm in rows:
+            props = json.loads(fm) if fm else {}
+            out[path] = NoteFacts(path, title, mtime_ns, words, props, tuple(tags[fid]))
+    return out
+
+
+def note_bodies(conn: sqlite3.Connection, paths: Iterable[str], *, chars: int) -> dict[str, str]:
+    """The first ``chars`` characters of each note's body (frontmatter removed), from the index."""
+    out: dict[str, str] = {}
+    for path in dict.fromkeys(paths):
+        row = conn.execute(
+            "SELECT substr(n.body, 1, ?) FROM notes_fts n JOIN files f ON f.id = n.rowid"
+            " WHERE f.path = ?",
+            (chars, path),
+        ).fetchone()
+        if row is not None:
+            out[path] = row[0] or ""
+    return out
+
+
+def note_outlines(
+    conn: sqlite3.Connection, paths: Iterable[str], *, max_level: int = 3, limit: int = 8
+) -> dict[str, list[str]]:
+    """The first ``limit`` headings (levels 1 to ``max_level``) of each note, in order."""
+    out: dict[str, list[str]] = {}
+    for path in dict.fromkeys(paths):
+        rows = conn.execute(
+            "SELECT h.text FROM headings h JOIN files f ON f.id = h.file_id"
+            " WHERE f.path = ? AND h.level <= ? ORDER BY h.line LIMIT ?",
+            (path, max_level, limit),
+        ).fetchall()
+        out[path] = [r[0] for r in rows]
+    return out
+
+
+def sources_linking_to(conn: sqlite3.Connection, keys: Iterable[str]) -> list[str]:
+    """Notes holding a link whose target names one of the file-name ``keys`` (see resolve)."""
+    wanted = sorted(set(keys))
+    if not wanted:
+        return []
+    marks = ",".join("?" * len(wanted))
+    rows = conn.execute(
+        "SELECT DISTINCT f.path FROM links l JOIN files f ON f.id = l.source_id"  # noqa: S608
+        f" WHERE l.target_key IN ({marks}) ORDER BY f.path",
+        wanted,
+    )
+    return [r[0] for r in rows]

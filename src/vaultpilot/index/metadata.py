@@ -1,0 +1,153 @@
+"""Find notes by metadata: tags (nested included), folder, properties, created and modified dates.
+
+``find_notes(conn, NoteFilter(...), order=..., limit=..., offset=...)`` returns the matching note
+paths and how many match in all. Every condition of a filter must hold. How each is read:
+
+* ``tags``: the note has each tag, or a tag nested under it (``project`` matches
+  ``project/active``), in frontmatter or in the body; case-insensitive.
+* ``folder``: the note lies in the folder or below it.
+* a property condition: ``eq`` (text compares case-insensitively and also matches a link
+  ``[[value]]``; numbers and booleans compare as such; a list property matches when any item
+  does), ``ne``, ``in`` (any of several values), ``contains`` (a substring of the text, or of any
+  list item), ``gt``/``gte``/``lt``/``lte`` (numbers as numbers; other values as text, which
+  orders ISO dates correctly), ``exists`` (true or false).
+* ``modified``: the file's modification time, in nanoseconds since the epoch.
+* ``created``: the note's ``created`` property, else its ``date`` property, else the local date
+  of its modification time; compared as ``YYYY-MM-DD`` text.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Literal
+
+from vaultpilot.index.queries import tag_filter_sql
+
+__all__ = ["NoteFilter", "Order", "PropertyCondition", "filter_sql", "find_notes"]
+
+Op = Literal["eq", "ne", "in", "contains", "gt", "gte", "lt", "lte", "exists"]
+Order = Literal["modified", "path", "created"]
+Scalar = str | int | float | bool | None
+
+_CMP = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
+_CREATED = (
+    "COALESCE((SELECT substr(p.value, 1, 10) FROM properties p WHERE p.file_id = f.id"
+    " AND p.key_lower IN ('created', 'date') AND p.value IS NOT NULL"
+    " ORDER BY p.key_lower = 'date' LIMIT 1),"
+    " date(f.mtime_ns / 1000000000, 'unixepoch', 'localtime'))"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PropertyCondition:
+    key: str
+    op: Op
+    value: Scalar | tuple[Scalar, ...] = None
+
+
+@dataclass(frozen=True, slots=True)
+class NoteFilter:
+    tags: tuple[str, ...] = ()
+    folder: str | None = None
+    properties: tuple[PropertyCondition, ...] = ()
+    modified_from_ns: int | None = None
+    modified_to_ns: int | None = None
+    created_from: str | None = None  # YYYY-MM-DD, inclusive
+    created_to: str | None = None  # YYYY-MM-DD, inclusive
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _equals(value: Scalar) -> tuple[str, list[object]]:
+    if isinstance(value, bool):
+        return "p.value = ?", ["true" if value else "false"]
+    if isinstance(value, int | float):
+        return "(p.num = ? OR p.value = ?)", [float(value), str(value)]
+    if value is None:
+        return "p.value IS NULL", []
+    text = str(value)
+    return (
+        "(p.value = ? COLLATE NOCASE OR p.value = ? COLLATE NOCASE OR p.value LIKE ? ESCAPE '\\')",
+        [text, f"[[{text}]]", f"[[{_escape_like(text)}|%]]"],
+    )
+
+
+def _property_sql(cond: PropertyCondition) -> tuple[str, list[object]]:
+    head = "SELECT 1 FROM properties p WHERE p.file_id = f.id AND p.key_lower = ?"
+    args: list[object] = [cond.key.lower()]
+    if cond.op == "exists":
+        return ("EXISTS" if cond.value is not False else "NOT EXISTS") + f" ({head})", args
+    if cond.op in ("eq", "ne", "in"):
+        values = cond.value if isinstance(cond.value, tuple) else (cond.value,)
+        parts = [_equals(v) for v in values]
+        where = " OR ".join(p[0] for p in parts) or "0"
+        for p in parts:
+            args.extend(p[1])
+        prefix = "NOT EXISTS" if cond.op == "ne" else "EXISTS"
+        return f"{prefix} ({head} AND ({where}))", args
+    if cond.op == "contains":
+        args.append(f"%{_escape_like(str(cond.value))}%")
+        return f"EXISTS ({head} AND p.value LIKE ? ESCAPE '\\')", args
+    sign = _CMP[cond.op]
+    if isinstance(cond.value, int | float) and not isinstance(cond.value, bool):
+        args.append(float(cond.value))
+        return f"EXISTS ({head} AND p.num IS NOT NULL AND p.num {sign} ?)", args
+    args.append(str(cond.value))
+    return f"EXISTS ({head} AND p.value IS NOT NULL AND p.value {sign} ?)", args
+
+
+def filter_sql(filt: NoteFilter) -> tuple[str, list[object]]:
+    """A WHERE clause over ``files f`` selecting the notes that match ``filt``."""
+    where = ["f.is_note = 1"]
+    args: list[object] = []
+    for tag in filt.tags:
+        sub, targs = tag_filter_sql(tag)
+        where.append(f"f.id IN ({sub})")
+        args.extend(targs)
+    if filt.folder:
+        low = filt.folder.lower().strip("/")
+        where.append("f.path_lower >= ? AND f.path_lower < ?")
+        args.extend([low + "/", low + "0"])
+    for cond in filt.properties:
+        sql, pargs = _property_sql(cond)
+        where.append(sql)
+        args.extend(pargs)
+    if filt.modified_from_ns is not None:
+        where.append("f.mtime_ns >= ?")
+        args.append(filt.modified_from_ns)
+    if filt.modified_to_ns is not None:
+        where.append("f.mtime_ns <= ?")
+        args.append(filt.modified_to_ns)
+    if filt.created_from is not None:
+        where.append(f"{_CREATED} >= ?")
+        args.append(filt.created_from)
+    if filt.created_to is not None:
+        where.append(f"{_CREATED} <= ?")
+        args.append(filt.created_to)
+    return " AND ".join(where), args
+
+
+def find_notes(
+    conn: sqlite3.Connection,
+    filt: NoteFilter,
+    *,
+    order: Order = "modified",
+    limit: int = 10,
+    offset: int = 0,
+) -> tuple[list[str], int]:
+    """Paths of the notes matching ``filt`` (newest first, by path, or by created date)."""
+    where, args = filter_sql(filt)
+    total = conn.execute(f"SELECT COUNT(*) FROM files f WHERE {where}", args).fetchone()[0]  # noqa: S608
+    order_by = {
+        "modified": "f.mtime_ns DESC, f.path",
+        "path": "f.path",
+        "created": f"{_CREATED} DESC, f.path",
+    }[order]
+    rows = conn.execute(
+        f"SELECT f.path FROM files f WHERE {where} ORDER BY {order_by} LIMIT ? OFFSET ?",  # noqa: S608
+        [*args, limit, offset],
+    )
+    return [r[0] for r in rows], int(total)
