@@ -1,4 +1,8 @@
-"""Imports point one way: vault <- index <- tools <- agent <- transports (ARCHITECTURE.md)."""
+"""Imports point one way: vault <- index <- tools <- agent <- transports (ARCHITECTURE.md).
+
+``errors``, ``locations`` and ``migrate`` are shared by every layer and import no layer.
+``memory`` (memory.db) is storage beside ``index``.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +10,11 @@ import ast
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "vaultpilot"
-ORDER = ["vault", "index", "tools", "agent"]
-TRANSPORTS = {"cli", "server", "mcp", "contract", "web"}
-SHARED = {"errors", "locations", "migrate", "memory"}
-
-
-def _rank(layer: str) -> int:
-    if layer in ORDER:
-        return ORDER.index(layer)
-    if layer in TRANSPORTS:
-        return len(ORDER)
-    return -1  # shared modules: importable from anywhere
+RANK = {
+    "errors": 0, "locations": 0, "migrate": 0,
+    "vault": 1, "index": 2, "memory": 2, "tools": 3, "agent": 4,
+    "cli": 5, "server": 5, "mcp": 5, "contract": 5, "web": 5,
+}  # fmt: skip
 
 
 def _imports(path: Path) -> list[str]:
@@ -30,22 +28,34 @@ def _imports(path: Path) -> list[str]:
     return [n for n in names if n.startswith("vaultpilot.")]
 
 
-def test_layers_only_import_leftwards() -> None:
-    violations = []
-    for path in SRC.rglob("*.py"):
-        rel = path.relative_to(SRC).parts
-        own = rel[0] if len(rel) > 1 else "shared"
+def violations(root: Path) -> list[str]:
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        own = rel.parts[0].removesuffix(".py")
+        if own == "__init__":
+            continue
         for name in _imports(path):
             other = name.split(".")[1]
-            if other == own or other in SHARED or _rank(own) < 0 and other not in ORDER:
-                continue
-            if _rank(other) > _rank(own) or (own in SHARED and other in ORDER + list(TRANSPORTS)):
-                violations.append(f"{'/'.join(rel)} imports {name}")
-    assert violations == []
+            if other != own and RANK.get(other, 99) > RANK.get(own, -1):
+                found.append(f"{rel} imports {name}")
+    return found
+
+
+def test_layers_only_import_leftwards() -> None:
+    assert violations(SRC) == []
+
+
+def test_every_package_has_a_rank() -> None:
+    packages = {p.name.removesuffix(".py") for p in SRC.iterdir() if not p.name.startswith("_")}
+    assert packages - {"py.typed"} <= set(RANK)
 
 
 def test_the_check_sees_a_violation(tmp_path: Path) -> None:
-    bad = tmp_path / "m.py"
-    bad.write_text("from vaultpilot.agent.loop import run\n", encoding="utf-8")
-    assert _imports(bad) == ["vaultpilot.agent.loop"]
-    assert _rank("agent") > _rank("index")
+    (tmp_path / "index").mkdir()
+    (tmp_path / "index" / "m.py").write_text("from vaultpilot.agent.loop import run\n")
+    (tmp_path / "errors.py").write_text("import vaultpilot.vault.files\n")
+    assert violations(tmp_path) == [
+        "errors.py imports vaultpilot.vault.files",
+        "index/m.py imports vaultpilot.agent.loop",
+    ]
