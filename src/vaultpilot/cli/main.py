@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from vaultpilot.cli import index_cmds
+from vaultpilot.cli import index_cmds, tool_cmds
 from vaultpilot.cli.agents import agents_app, contract_app
 
 __all__ = ["app", "main"]
@@ -17,6 +17,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 index_cmds.register(app)
+tool_cmds.register(app)
 app.add_typer(agents_app, name="agents")
 app.add_typer(contract_app, name="contract")
 

@@ -1,0 +1,85 @@
+"""``vaultpilot tool``: call any vault tool from the shell and print its JSON result.
+
+    vaultpilot tool --list                                  the tools and their JSON Schemas
+    vaultpilot tool obsidian_query_vault --json '{"queryType": "recent_changes", "limit": 5}'
+    echo '{...}' | vaultpilot tool obsidian_vault_manager --json -
+
+The result is printed as JSON on stdout, failures included (they are results too). The exit code
+is 0 when the call succeeded, 2 when the call must change (bad arguments, missing note, refused
+path, confirmation needed) and 1 when something outside failed (disk, index).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from vaultpilot.cli.common import DataDirOpt, VaultOpt, exit_code_for, handle_errors, open_workspace
+from vaultpilot.errors import InvalidArgumentError
+
+__all__ = ["register"]
+
+
+def _arguments(raw: str | None) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    text = sys.stdin.read() if raw == "-" else raw
+    try:
+        value = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise InvalidArgumentError(
+            f"--json is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
+            'give an object such as \'{"queryType": "recent_changes"}\'.'
+        ) from None
+    if not isinstance(value, dict):
+        raise InvalidArgumentError("--json must be a JSON object of the tool's parameters.")
+    return value
+
+
+def _print(value: Any) -> None:
+    typer.echo(json.dumps(value, ensure_ascii=False, indent=2))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``tool`` command to ``app``."""
+
+    @app.command("tool")
+    @handle_errors
+    def tool(
+        name: Annotated[
+            str | None, typer.Argument(help="Tool to call, e.g. obsidian_query_vault.")
+        ] = None,
+        arguments: Annotated[
+            str | None,
+            typer.Option("--json", help="The tool's arguments as a JSON object ('-' reads stdin)."),
+        ] = None,
+        list_tools: Annotated[
+            bool, typer.Option("--list", help="Print every tool with its JSON Schema.")
+        ] = False,
+        vault: VaultOpt = None,
+        data_dir: DataDirOpt = None,
+    ) -> None:
+        """Call a vault tool with JSON arguments and print its JSON result."""
+        from vaultpilot.tools import open_context, run_tool, tool_schemas
+
+        if list_tools:
+            _print(tool_schemas())
+            return
+        if not name:
+            raise InvalidArgumentError(
+                "Name the tool to call (see `vaultpilot tool --list`), e.g. "
+                '`vaultpilot tool obsidian_query_vault --json \'{"queryType": "recent_changes"}\'`.'
+            )
+        args = _arguments(arguments)
+        ws = open_workspace(vault, data_dir)
+        ctx = open_context(ws.vault, ws.db_path)
+        try:
+            outcome = run_tool(ctx, name, args)
+        finally:
+            ctx.conn.close()
+        _print(outcome.result)
+        if outcome.error is not None:
+            raise typer.Exit(exit_code_for(outcome.error))

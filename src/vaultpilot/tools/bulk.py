@@ -1,0 +1,210 @@
+"""Bulk operations: ``bulk_tag``, ``bulk_move`` and ``bulk_update_metadata``.
+
+Each target is handled on its own: one that cannot be changed (missing, ambiguous, a conflict,
+invalid frontmatter) is reported in ``failures`` with the reason, and the others are still
+changed. ``partialSuccess`` is true when some targets succeeded and some failed; ``success`` is
+false only when none succeeded. Every note is rewritten with the version it was read at, and only
+its frontmatter changes (``vault.frontmatter_edit``); ``bulk_move`` rewrites links like a move.
+
+``bulk_tag`` takes ``metadata={tags: [...]}`` to add tags and ``metadata={removeTags: [...]}``
+to remove them (both at once is fine). It edits frontmatter tags only; a removed tag still
+written inline in a note's body is reported as a warning.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from vaultpilot.errors import InvalidArgumentError, NotFoundError, VaultpilotError
+from vaultpilot.index.lookup import note_facts
+from vaultpilot.tools.context import ToolContext
+from vaultpilot.tools.models import VaultManagerParams
+from vaultpilot.tools.moves import move_items
+from vaultpilot.tools.notes import folder_arg, resolve_note
+from vaultpilot.tools.ops import done, metadata_edit, need
+from vaultpilot.tools.results import Failure, OperationResult
+from vaultpilot.vault import files
+from vaultpilot.vault.frontmatter_edit import edit_frontmatter, normalize_tag
+from vaultpilot.vault.parse import is_valid_tag
+
+__all__ = ["bulk_move", "bulk_tag", "bulk_update_metadata"]
+
+Edit = Callable[[str], str]
+
+
+def _targets(p: VaultManagerParams) -> list[str]:
+    names = list(p.targets or [])
+    if not names and p.target:
+        names = [p.target]
+    if not names:
+        raise InvalidArgumentError(
+            f"operation='{p.operation}' needs 'targets', e.g. targets=['note1.md', 'note2.md']."
+        )
+    return list(dict.fromkeys(names))
+
+
+def _finish(
+    p: VaultManagerParams,
+    changed: list[str],
+    ok: int,
+    failures: list[Failure],
+    verb: str,
+    warnings: list[str],
+    extra: list[str] | None = None,
+) -> OperationResult:
+    total = ok + len(failures)
+    if failures and ok:
+        message = f"Bulk operation partially completed: {ok} of {total} notes {verb} successfully."
+    elif failures:
+        message = f"Bulk operation failed: none of the {total} notes could be {verb}."
+    else:
+        message = f"{ok} of {total} notes {verb}."
+    paths = [*changed, *(extra or [])]
+    out = done(p, paths, message, warnings)
+    out["success"] = ok > 0 or total == 0
+    out["partialSuccess"] = bool(failures) and ok > 0
+    if failures:
+        out["failures"] = failures
+    return out
+
+
+def _each_note(
+    ctx: ToolContext, p: VaultManagerParams, edit: Edit, warnings: list[str]
+) -> tuple[list[str], int, list[Failure]]:
+    changed: list[str] = []
+    unchanged: list[str] = []
+    failures: list[Failure] = []
+    seen: set[str] = set()
+    for name in _targets(p):
+        try:
+            path = resolve_note(ctx, name, param="targets")
+            if path in seen:
+                continue  # named twice (e.g. by path and by title): changed once
+            seen.add(path)
+            note = files.read_note(ctx.root, path)
+            text = edit(note.text)
+            if text == note.text:
+                unchanged.append(path)
+                continue
+            files.replace_note(ctx.root, path, text, note.fmt, expected_version=note.version)
+            changed.append(path)
+        except VaultpilotError as err:
+            failures.append({"path": name, "reason": err.message})
+    if unchanged:
+        shown = ", ".join(unchanged[:5]) + (" …" if len(unchanged) > 5 else "")
+        warnings.append(f"{len(unchanged)} note(s) already matched and were not changed: {shown}")
+    if changed:
+        ctx.fresh(force=True)
+    return changed, len(changed) + len(unchanged), failures
+
+
+def _tag_list(value: Any, key: str) -> list[str]:
+    raw = value if isinstance(value, list) else [] if value is None else [value]
+    tags = [normalize_tag(str(t)) for t in raw]
+    bad = [t for t in tags if not is_valid_tag(t)]
+    if bad:
+        raise InvalidArgumentError(
+            f"Not valid tags in metadata.{key}: {', '.join(repr(t) for t in bad)}. Tags use "
+            "letters, digits, '_', '-' and '/' (for nesting), no spaces, and not only digits."
+        )
+    return tags
+
+
+def bulk_tag(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
+    meta = p.metadata or {}
+    add = _tag_list(meta.get("tags", meta.get("addTags")), "tags")
+    remove = _tag_list(meta.get("removeTags", meta.get("remove_tags")), "removeTags")
+    other = sorted(set(meta) - {"tags", "addTags", "removeTags", "remove_tags"})
+    if not add and not remove:
+        raise InvalidArgumentError(
+            "operation='bulk_tag' needs metadata={tags: ['reviewed']} to add tags or "
+            "metadata={removeTags: ['draft']} to remove them."
+        )
+    warnings = (
+        [f"Ignored in metadata for bulk_tag: {', '.join(other)} (use bulk_update_metadata)."]
+        if other
+        else []
+    )
+
+    def edit(text: str) -> str:
+        return edit_frontmatter(text, add_tags=add, remove_tags=remove).text
+
+    changed, ok, failures = _each_note(ctx, p, edit, warnings)
+    if remove:
+        facts = note_facts(ctx.conn, changed)
+        inline = [
+            path
+            for path, fact in facts.items()
+            if any(t.lower() in {r.lower() for r in remove} for t in fact.tags)
+        ]
+        if inline:
+            warnings.append(
+                f"The removed tag(s) are still written in the text of {len(inline)} note(s) "
+                f"({', '.join(inline[:5])}); bulk_tag changes frontmatter only."
+            )
+    return _finish(p, changed, ok, failures, "updated", warnings)
+
+
+def bulk_update_metadata(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
+    changes = p.metadata_changes if p.metadata_changes is not None else p.metadata
+    if not changes:
+        raise InvalidArgumentError(
+            "operation='bulk_update_metadata' needs metadataChanges, e.g. "
+            "metadataChanges={status: 'done'} (a null value removes a property)."
+        )
+    bad = [k for k in changes if not isinstance(k, str) or not k.strip() or re.search(r"[\n:]", k)]
+    if bad:
+        raise InvalidArgumentError(f"Not valid property names: {', '.join(map(repr, bad))}.")
+    warnings: list[str] = []
+
+    def edit(text: str) -> str:
+        return metadata_edit(text, changes)
+
+    changed, ok, failures = _each_note(ctx, p, edit, warnings)
+    return _finish(p, changed, ok, failures, "updated", warnings)
+
+
+def bulk_move(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
+    dest = folder_arg(need(p.destination, "destination", p.operation, "'Archive'"))
+    if dest.lower().endswith(".md"):
+        raise InvalidArgumentError(
+            "bulk_move moves notes into a folder: 'destination' must be a folder, e.g. 'Archive'."
+        )
+    if dest and not files.confine(ctx.root, dest).is_dir() and not p.create_folders:
+        raise NotFoundError(
+            f"Cannot move notes to '{dest}': folder '{dest}' doesn't exist. Set "
+            "createFolders=true to automatically create missing folders, or use "
+            "operation='create_folder' first."
+        )
+    failures: list[Failure] = []
+    items: list[tuple[str, str]] = []
+    taken: set[str] = set()
+    for name in _targets(p):
+        try:
+            path = resolve_note(ctx, name, param="targets")
+        except VaultpilotError as err:
+            failures.append({"path": name, "reason": err.message})
+            continue
+        if any(path == src for src, _ in items):
+            continue  # named twice: moved once
+        new = f"{dest}/{path.rsplit('/', 1)[-1]}" if dest else path.rsplit("/", 1)[-1]
+        if new == path:
+            failures.append({"path": name, "reason": f"'{path}' is already in '{dest or '/'}'."})
+        elif new.lower() in taken:
+            failures.append({"path": name, "reason": f"Another target is also moving to '{new}'."})
+        else:
+            taken.add(new.lower())
+            items.append((path, new))
+    report = move_items(ctx, items, dict(items)) if items else None
+    moved = list(report.moved.values()) if report else []
+    if report:
+        failures.extend(report.failures)
+    others = [r for r in (report.rewritten if report else []) if r not in moved]
+    warnings = list(report.warnings) if report else []
+    if others and report:
+        warnings.insert(
+            0, f"Updated {report.links_changed} link(s) in {len(others)} other note(s)."
+        )
+    return _finish(p, moved, len(moved), failures, f"moved to '{dest or '/'}'", warnings, others)

@@ -1,0 +1,58 @@
+"""What every tool call runs against: the vault folder, its index connection and its settings.
+
+``ToolContext`` is a small frozen value built once by a transport (CLI, agent, server, MCP) and
+passed to every call. It owns no resources: whoever opened the connection closes it.
+
+* ``fresh()`` brings the index up to date with the vault. Read tools call it first (unless
+  ``sync_before_read`` is off because a file watcher keeps the index fresh), and write tools call
+  it before planning and again after writing, so a search right after a write sees the change.
+* ``ranker`` ranks ``semantic_search`` results (``ranking.keyword_ranker`` until the hybrid
+  ranker exists).
+* ``now`` is the clock for "today", "last 7 days" and template dates; tests pin it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from vaultpilot.index.db import connect
+from vaultpilot.index.sync import sync_vault
+from vaultpilot.tools.ranking import Ranker, keyword_ranker
+from vaultpilot.vault.config import VaultConfig, read_vault_config
+
+__all__ = ["ToolContext", "local_now", "open_context"]
+
+
+def local_now() -> datetime:
+    """The current local time, with its UTC offset."""
+    return datetime.now().astimezone()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    root: Path
+    conn: sqlite3.Connection
+    config: VaultConfig = field(default_factory=VaultConfig)
+    ranker: Ranker = keyword_ranker
+    now: Callable[[], datetime] = local_now
+    sync_before_read: bool = True
+
+    def fresh(self, *, force: bool = False) -> None:
+        """Sync the index with the vault (always after a write: ``force=True``)."""
+        if not (force or self.sync_before_read):
+            return
+        sync_vault(self.conn, self.root, workers=1)
+
+
+def open_context(root: Path, db_path: Path, **options: object) -> ToolContext:
+    """Open the index at ``db_path`` for the vault at ``root`` and read the vault's settings.
+
+    The caller closes ``ctx.conn`` when done. ``options`` are passed to ``ToolContext``.
+    """
+    real = root.resolve()
+    conn = connect(db_path)
+    return ToolContext(real, conn, read_vault_config(real), **options)  # type: ignore[arg-type]

@@ -1,0 +1,306 @@
+"""``obsidian_vault_manager``: every change to the vault, each one safe to retry and explain.
+
+Single-note and folder operations live here; the bulk ones in ``bulk``. The rules every
+operation keeps:
+
+* nothing is overwritten silently (create and move refuse an existing target; update and append
+  refuse a missing note), and deletes go to the vault's ``.trash/`` only with
+  ``confirmDestructive=true`` (a non-empty folder also needs ``recursive=true``);
+* ``expectedVersion`` (from obsidian_get_context) makes update, append, move and delete refuse a
+  note that changed since it was read;
+* frontmatter edits change only the keys they name (``vault.frontmatter_edit``);
+* moves rewrite every link to the moved notes (``moves``);
+* the index is synced before the call returns, so the next search sees the change.
+"""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from vaultpilot.errors import (
+    InvalidArgumentError,
+    NotFoundError,
+    StaleVersionError,
+)
+from vaultpilot.index.lookup import all_paths
+from vaultpilot.index.queries import backlinks
+from vaultpilot.tools import bulk, folders
+from vaultpilot.tools.context import ToolContext
+from vaultpilot.tools.daily import date_of_daily_path
+from vaultpilot.tools.folders import folder_exists, missing_folder
+from vaultpilot.tools.models import VaultManagerParams
+from vaultpilot.tools.moves import move_items, protect_links
+from vaultpilot.tools.notes import folder_arg, resolve_note
+from vaultpilot.tools.ops import done, metadata_edit, need, require_confirmation
+from vaultpilot.tools.read import daily_template
+from vaultpilot.tools.results import OperationResult
+from vaultpilot.vault import files
+from vaultpilot.vault.frontmatter import split_frontmatter
+from vaultpilot.vault.frontmatter_edit import edit_frontmatter, normalize_tag
+from vaultpilot.vault.parse import is_valid_tag
+from vaultpilot.vault.resolve import file_key
+
+__all__ = ["obsidian_vault_manager"]
+
+_USES: dict[str, set[str]] = {
+    "create_note": {"target", "content", "metadata", "create_folders"},
+    "update_note": {"target", "content", "metadata", "expected_version"},
+    "append_note": {"target", "content", "metadata", "expected_version"},
+    "delete_note": {"target", "confirm_destructive", "expected_version"},
+    "move_note": {"target", "destination", "create_folders", "expected_version"},
+    "create_folder": {"target", "create_folders"},
+    "delete_folder": {"target", "confirm_destructive", "recursive"},
+    "move_folder": {"target", "destination", "create_folders"},
+    "bulk_tag": {"targets", "target", "metadata"},
+    "bulk_move": {"targets", "target", "destination", "create_folders"},
+    "bulk_update_metadata": {"targets", "target", "metadata_changes", "metadata"},
+}
+
+
+def _check_version(ctx: ToolContext, path: str, expected: str | None) -> None:
+    if expected is None:
+        return
+    current = files.read_note(ctx.root, path).version
+    if current != expected:
+        raise StaleVersionError(
+            f"'{path}' changed since you read it (expected version {expected}, found {current}). "
+            "Read the note again with obsidian_get_context and redo the change."
+        )
+
+
+def _note_path(target: str) -> str:
+    path = files.normalize_rel_path(target)
+    if not path:
+        raise InvalidArgumentError("Give the new note's path in 'target', e.g. 'Projects/Plan.md'.")
+    return path if path.lower().endswith(".md") else f"{path}.md"
+
+
+def _create(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
+    path = _note_path(need(p.target, "target", p.operation, "'Projects/New Project.md'"))
+    text = p.content or ""
+    if p.metadata:
+        meta = {k: v for k, v in p.metadata.items() if v is not None}
+        raw = meta.pop("tags", None)
+        tags = [
+            normalize_tag(str(t)) for t in (raw if isinstance(raw, list) else [raw] if raw else [])
+        ]
+        if split_frontmatter(text).end == 0:  # a new block: keys in the order given
+            ordered = {
+                k: (tags if k == "tags" else v) for k, v in p.metadata.items() if v is not None
+            }
+            text = edit_frontmatter(text, set_values=ordered).text
+        else:  # merge into the frontmatter the content already has
+            text = edit_frontmatter(text, set_values=meta, add_tags=tags).text
+    before = all_paths(ctx.conn)
+    note = files.create_note(ctx.root, path, text, create_folders=p.create_folders)
+    warnings = _tag_warnings(p.metadata)
+    twins = [q for q in before if file_key(q) == file_key(path)]
+    report = protect_links(ctx, path, before) if twins else None
+    if twins:
+        warnings.append(
+            f"Another note has the same name ({', '.join(twins)}); link to this one with its "
+            f"full path, e.g. [[{path[:-3]}]]."
+        )
+    if report:
+        warnings.extend(report.warnings)
+        if report.rewritten:
+            warnings.append(
+                f"{report.links_changed} existing link(s) were written as full paths so they "
+                "keep leading to the note they meant."
+            )
+    ctx.fresh(force=True)
+    out = done(p, [path, *(report.rewritten if report else [])], f"Created '{path}'.", warnings)
+    out["version"] = note.version
+    return out
+
+
+def _tag_warnings(metadata: dict[str, object] | None) -> list[str]:
+    raw = (metadata or {}).get("tags")
+    tags = [normalize_tag(str(t)) for t in (raw if isinstance(raw, list) else [raw] if raw else [])]
+    bad = [t for t in tags if not is_valid_tag(t)]
+    if not bad:
+        return []
+    return [
+        f"Not valid Obsidian tags, written but ignored by Obsidian: {', '.join(bad)}. A tag needs "
+        "a letter or symbol besides digits and no spaces, e.g. 'y2025' or 'year/2025'."
+    ]
+
+
+def _update(ctx: ToolContext, p: VaultManagerParams, *, append: bool) -> OperationResult:
+    op = p.operation
+    if p.content is None and not p.metadata:
+        raise InvalidArgumentError(
+            f"operation='{op}' needs 'content'"
+            + (
+                " (the text to add at the end)."
+                if append
+                else " (the whole new note) or 'metadata'."
+            )
+        )
+    target = need(p.target, "target", op, "'Projects/Plan.md'")
+    warnings: list[str] = []
+    try:
+        path = resolve_note(ctx, target)
+    except NotFoundError:
+        if not append:
+            raise NotFoundError(
+                f"Note '{target}' doesn't exist. Use operation='create_note' to create it, or "
+                "find the right path with obsidian_query_vault."
+            ) from None
+        return _append_new_daily(ctx, p, target)
+    note = files.read_note(ctx.root, path)
+    text = note.text
+    if append:
+        addition = p.content or ""
+        if text and addition and not text.endswith("\n") and not addition.startswith("\n"):
+            addition = "\n" + addition
+        text += addition
+    elif p.content is not None:
+        old_fm = split_frontmatter(note.text)
+        if old_fm.end > 0 and split_frontmatter(p.content).end == 0:
+            text = note.text[: old_fm.end] + p.content
+            warnings.append("The new content has no frontmatter, so the note kept its own.")
+        else:
+            text = p.content
+    if p.metadata:
+        text = metadata_edit(text, p.metadata)
+    if text == note.text:
+        _check_version(ctx, path, p.expected_version)
+        out = done(p, [], f"'{path}' already had this content; nothing changed.", warnings)
+        out["version"] = note.version
+        return out
+    # Without a caller's version, the text we just read is the base: a change landing in between
+    # is refused rather than lost.
+    base = p.expected_version or note.version
+    new = files.replace_note(ctx.root, path, text, note.fmt, expected_version=base)
+    ctx.fresh(force=True)
+    verb = "Appended to" if append else "Updated"
+    out = done(p, [path], f"{verb} '{path}'.", warnings)
+    out["version"] = new.version
+    return out
+
+
+def _append_new_daily(ctx: ToolContext, p: VaultManagerParams, target: str) -> OperationResult:
+    path = _note_path(target)
+    day = date_of_daily_path(ctx.config.daily_notes, path)
+    if day is None:
+        raise NotFoundError(
+            f"Note '{target}' doesn't exist, so nothing was appended. Use operation='create_note' "
+            "to create it, or find the right path with obsidian_query_vault."
+        )
+    warnings: list[str] = []
+    text = daily_template(ctx, path, day, warnings)
+    addition = p.content or ""
+    if text and addition and not text.endswith("\n") and not addition.startswith("\n"):
+        addition = "\n" + addition
+    text = metadata_edit(text + addition, p.metadata) if p.metadata else text + addition
+    note = files.create_note(ctx.root, path, text, create_folders=True)
+    ctx.fresh(force=True)
+    source = " from its template" if ctx.config.daily_notes.template else ""
+    out = done(p, [path], f"Created the daily note '{path}'{source} and appended to it.", warnings)
+    out["version"] = note.version
+    return out
+
+
+def _delete(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
+    require_confirmation(p)
+    path = resolve_note(ctx, need(p.target, "target", p.operation, "'Drafts/Old.md'"))
+    _check_version(ctx, path, p.expected_version)
+    linking = sorted({b.source for b in backlinks(ctx.conn, path) if b.source != path})
+    trashed = files.move_to_trash(ctx.root, path)
+    ctx.fresh(force=True)
+    warnings = []
+    if linking:
+        shown = ", ".join(linking[:5]) + (" …" if len(linking) > 5 else "")
+        warnings.append(
+            f"{len(linking)} note(s) still link to it and now have unresolved links: {shown}"
+        )
+    return done(
+        p, [path], f"Moved '{path}' to '{trashed}'. Restore it by moving it back.", warnings
+    )
+
+
+def _move_note(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
+    path = resolve_note(ctx, need(p.target, "target", p.operation, "'Old Project.md'"))
+    dest = folder_arg(need(p.destination, "destination", p.operation, "'Archive/2024'"))
+    name = path.rsplit("/", 1)[-1]
+    new = dest if dest.lower().endswith(".md") else (f"{dest}/{name}" if dest else name)
+    parent = new.rsplit("/", 1)[0] if "/" in new else ""
+    if new == path:
+        raise InvalidArgumentError(f"'{path}' is already there; give another destination.")
+    if not p.create_folders and not folder_exists(ctx, parent):
+        raise missing_folder(parent, f"move '{path}' to '{new}'")
+    _check_version(ctx, path, p.expected_version)
+    report = move_items(ctx, [(path, new)], {path: new})
+    if report.errors:
+        raise report.errors[0]
+    others = [r for r in report.rewritten if r != new]
+    message = f"Moved '{path}' to '{new}'" + (
+        f"; updated {report.links_changed} link(s) in {len(others)} other note(s)."
+        if others
+        else "."
+    )
+    out = done(p, [new, *others], message, report.warnings)
+    out["version"] = files.read_note(ctx.root, new).version
+    return out
+
+
+def _ignored(p: VaultManagerParams) -> list[str]:
+    used = _USES[p.operation]
+    given = p.model_dump(exclude_defaults=True, exclude={"operation"})
+    unused = [VaultManagerParams.model_fields[k].alias or k for k in given if k not in used]
+    return [f"Ignored for {p.operation}: {', '.join(unused)}."] if unused else []
+
+
+def obsidian_vault_manager(ctx: ToolContext, params: VaultManagerParams) -> OperationResult:
+    """Manage notes, folders, and perform bulk operations on the Obsidian vault.
+
+    This tool handles all vault modifications. Use obsidian_query_vault first to find the notes
+    you want to modify, and obsidian_get_context to read them (pass the note's 'version' as
+    expectedVersion so a change made meanwhile is never overwritten).
+
+    Notes: create_note (target, content, metadata -> YAML frontmatter), update_note (target,
+    content = the whole new note, and/or metadata = properties to set), append_note (target,
+    content added at the end), delete_note (target, confirmDestructive=true; goes to .trash/),
+    move_note (target, destination folder or new '.md' path).
+    Folders: create_folder (target), delete_folder (target, confirmDestructive=true, and
+    recursive=true if it is not empty), move_folder (target, destination).
+    Bulk: bulk_tag (targets, metadata={tags: [...]} to add, {removeTags: [...]} to remove),
+    bulk_move (targets, destination folder), bulk_update_metadata (targets,
+    metadataChanges={key: value}; null removes the key). Bulk results list per-note failures.
+
+    Moving or renaming notes and folders updates every link to them across the vault, keeping
+    each link's form. Example: {operation: 'move_note', target: 'Old Project.md',
+    destination: 'Archive/2024'}
+    """
+    ctx.fresh(force=True)  # plans (which notes link where) need the index exactly as the vault is
+    result: OperationResult
+    match params.operation:
+        case "create_note":
+            result = _create(ctx, params)
+        case "update_note":
+            result = _update(ctx, params, append=False)
+        case "append_note":
+            result = _update(ctx, params, append=True)
+        case "delete_note":
+            result = _delete(ctx, params)
+        case "move_note":
+            result = _move_note(ctx, params)
+        case "create_folder":
+            result = folders.create_folder(ctx, params)
+        case "delete_folder":
+            result = folders.delete_folder(ctx, params)
+        case "move_folder":
+            result = folders.move_folder(ctx, params)
+        case "bulk_tag":
+            result = bulk.bulk_tag(ctx, params)
+        case "bulk_move":
+            result = bulk.bulk_move(ctx, params)
+        case "bulk_update_metadata":
+            result = bulk.bulk_update_metadata(ctx, params)
+        case _:
+            assert_never(params.operation)
+    ignored = _ignored(params)
+    if ignored:
+        result["warnings"] = [*result.get("warnings", []), *ignored]
+    return result

@@ -1,0 +1,166 @@
+"""Helpers the tools share: naming a note, describing it in a result, dates and excerpts.
+
+``resolve_note`` turns what the model wrote (a path with or without ``.md``, or a title) into a
+vault path, with a message that helps when nothing matches. ``note_infos`` builds the
+``NoteInfo`` entries of query results in the concise or detailed format.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from vaultpilot.errors import InvalidArgumentError, NotFoundError
+from vaultpilot.index.lookup import note_bodies, note_facts, note_outlines
+from vaultpilot.index.queries import find_note
+from vaultpilot.tools.context import ToolContext
+from vaultpilot.tools.results import NoteInfo
+from vaultpilot.vault.files import normalize_rel_path
+
+__all__ = [
+    "created_of",
+    "excerpt_of",
+    "folder_arg",
+    "iso_time",
+    "note_infos",
+    "resolve_note",
+    "title_of",
+]
+
+_SPACE = re.compile(r"\s+")
+_HEADING_MARK = re.compile(r"^[ ]{0,3}#{1,6}[ \t]+", re.MULTILINE)
+EXCERPT_CHARS = 300
+
+
+def folder_arg(text: str | None) -> str:
+    """A folder the model named, in canonical form; '/', '.' and '' all mean the vault root."""
+    raw = (text or "").strip()
+    return "" if raw in ("", "/", ".", "./") else normalize_rel_path(raw.rstrip("/"))
+
+
+def title_of(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name[:-3] if name.lower().endswith(".md") else name
+
+
+def iso_time(ctx: ToolContext, mtime_ns: int) -> str:
+    """A file time as ISO 8601 in the context's time zone, to the second."""
+    tz = ctx.now().tzinfo
+    return datetime.fromtimestamp(mtime_ns / 1e9, tz=tz).isoformat(timespec="seconds")
+
+
+def created_of(props: dict[str, Any]) -> str | None:
+    """The note's creation date as written in its ``created`` (or ``date``) property."""
+    lowered = {k.lower(): v for k, v in props.items()}
+    for key in ("created", "date"):
+        value = lowered.get(key)
+        if isinstance(value, str | int) and str(value).strip():
+            return str(value)
+    return None
+
+
+def excerpt_of(body: str, title: str, chars: int = EXCERPT_CHARS) -> str:
+    """The start of a note's body as one line, without its title heading, cut at a word."""
+    text = body.lstrip()
+    first, _, rest = text.partition("\n")
+    if first.lstrip("# ").strip().lower() == title.lower() and first.startswith("#"):
+        text = rest
+    text = _SPACE.sub(" ", _HEADING_MARK.sub("", text)).strip()
+    if len(text) <= chars:
+        return text
+    cut = text.rfind(" ", 0, chars)
+    return text[: cut if cut > chars // 2 else chars].rstrip(" ,;:") + "…"
+
+
+_MARKED = re.compile(r"\*\*(.+?)\*\*")
+
+
+def around_match(body: str, snippet: str, chars: int = EXCERPT_CHARS) -> str:
+    """About ``chars`` characters of ``body`` around the first word ``snippet`` highlights.
+
+    Falls back to the snippet itself when the word can't be found (e.g. matched without its
+    accents).
+    """
+    words = _MARKED.findall(snippet)
+    flat = _SPACE.sub(" ", _HEADING_MARK.sub("", body))
+    low = flat.lower()
+    at = min((i for i in (low.find(w.lower()) for w in words) if i >= 0), default=-1)
+    if at < 0:
+        return _SPACE.sub(" ", snippet).strip()
+    start = max(flat.rfind(" ", 0, max(at - chars // 3, 0)) + 1, 0) if at > chars // 3 else 0
+    end = flat.find(" ", start + chars)
+    end = len(flat) if end < 0 else end
+    text = flat[start:end].strip()
+    for word in dict.fromkeys(w.lower() for w in words):
+        text = re.sub(re.escape(word), lambda m: f"**{m.group()}**", text, count=1, flags=re.I)
+    return ("…" if start > 0 else "") + text + ("…" if end < len(flat) else "")
+
+
+def _suggest(ctx: ToolContext, name: str) -> str:
+    words = [w for w in re.findall(r"\w+", title_of(name)) if len(w) > 2][:3]
+    if not words:
+        return ""
+    cond = " OR ".join("title LIKE ?" for _ in words)
+    rows = ctx.conn.execute(
+        f"SELECT path FROM files WHERE is_note = 1 AND ({cond}) ORDER BY length(path) LIMIT 3",  # noqa: S608
+        [f"%{w}%" for w in words],
+    ).fetchall()
+    return f" Similar notes: {', '.join(r[0] for r in rows)}." if rows else ""
+
+
+def resolve_note(ctx: ToolContext, name: str | None, *, param: str = "target") -> str:
+    """The vault path of an existing note named by path (``.md`` optional) or title."""
+    if name is None or not name.strip():
+        raise InvalidArgumentError(
+            f"Give the note in '{param}', e.g. {param}='Projects/Plan.md' (a path or a title)."
+        )
+    normalize_rel_path(name.strip())  # refuses '..', absolute paths and the like first
+    try:
+        return find_note(ctx.conn, name)
+    except NotFoundError:
+        raise NotFoundError(
+            f"Note '{name}' doesn't exist.{_suggest(ctx, name)} Find the right path with "
+            f"obsidian_query_vault (queryType='semantic_search', query='{title_of(name)}')."
+        ) from None
+
+
+def note_infos(
+    ctx: ToolContext,
+    items: list[tuple[str, float]],
+    *,
+    detailed: bool,
+    excerpts: dict[str, str] | None = None,
+    relations: dict[str, str] | None = None,
+) -> list[NoteInfo]:
+    """NoteInfo entries for (path, relevance) pairs; detailed adds excerpt, tags and dates."""
+    paths = [p for p, _ in items]
+    facts = note_facts(ctx.conn, paths)
+    chars = 200_000 if excerpts else EXCERPT_CHARS * 3  # search hits: find the match in the body
+    bodies = note_bodies(ctx.conn, paths, chars=chars) if detailed else {}
+    outlines = note_outlines(ctx.conn, paths) if detailed else {}
+    out: list[NoteInfo] = []
+    for path, relevance in items:
+        fact = facts.get(path)
+        info: NoteInfo = {
+            "path": path,
+            "title": fact.title if fact else title_of(path),
+            "relevance": round(relevance, 2),
+        }
+        if relations and path in relations:
+            info["relation"] = relations[path]
+        if detailed and fact is not None:
+            given = (excerpts or {}).get(path)
+            body = bodies.get(path, "")
+            info["excerpt"] = around_match(body, given) if given else excerpt_of(body, fact.title)
+            info["tags"] = list(fact.tags[:8])
+            outline = [h for h in outlines.get(path, []) if h.lower() != fact.title.lower()]
+            if outline:
+                info["outline"] = outline
+            info["wordCount"] = fact.word_count
+            created = created_of(fact.properties)
+            if created:
+                info["created"] = created
+            info["modified"] = iso_time(ctx, fact.mtime_ns)
+        out.append(info)
+    return out

@@ -1,0 +1,77 @@
+"""How ``semantic_search`` ranks notes, behind one small interface so it can be swapped.
+
+A ranker is ``(conn, RankRequest) -> Ranking``. ``keyword_ranker`` is the one available now:
+FTS5 BM25 over titles, aliases, headings and bodies (``index.queries.search``), falling back to
+notes with *any* of the words when none holds all of them. The hybrid (keyword + vector) ranker
+of the semantic-search work plugs in through ``ToolContext.ranker`` without other changes.
+Relevance is scaled to 0..1 against the best hit of the query.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from vaultpilot.index.keyword import search_any
+from vaultpilot.index.queries import SearchHit, search
+
+__all__ = ["RankRequest", "RankedHit", "Ranker", "Ranking", "keyword_ranker"]
+
+_POOL = 1000  # hits considered when other filters narrow the keyword results afterwards
+
+
+@dataclass(frozen=True, slots=True)
+class RankRequest:
+    query: str
+    limit: int
+    tag: str | None = None
+    folder: str | None = None
+    allowed: frozenset[str] | None = None  # only these paths may be returned (other filters)
+
+
+@dataclass(frozen=True, slots=True)
+class RankedHit:
+    path: str
+    title: str
+    relevance: float  # 0..1
+    snippet: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    hits: list[RankedHit]
+    total: int
+    ranking: str  # "keyword" now; "hybrid" once vectors exist
+    any_word: bool = False  # no note held every word; these hold some of them
+
+
+Ranker = Callable[[sqlite3.Connection, RankRequest], Ranking]
+
+
+def _scaled(hits: list[SearchHit], factor: float) -> list[RankedHit]:
+    best = max((h.score for h in hits), default=0.0)
+    return [
+        RankedHit(
+            h.path, h.title, round(factor * h.score / best, 2) if best > 0 else 0.0, h.snippet
+        )
+        for h in hits
+    ]
+
+
+def keyword_ranker(conn: sqlite3.Connection, req: RankRequest) -> Ranking:
+    """BM25 keyword ranking with an any-word fallback (see the module doc)."""
+    pool = req.limit if req.allowed is None else max(req.limit, _POOL)
+    hits, total = search(conn, req.query, tag=req.tag, folder=req.folder, limit=pool)
+    if req.allowed is not None:
+        hits = [h for h in hits if h.path in req.allowed]
+        total = len(hits)
+    any_word = False
+    if not hits:
+        hits, total = search_any(conn, req.query, tag=req.tag, folder=req.folder, limit=pool)
+        if req.allowed is not None:
+            hits = [h for h in hits if h.path in req.allowed]
+            total = len(hits)
+        any_word = bool(hits)
+    # A note holding only some of the words is a weaker match than one holding all of them.
+    return Ranking(_scaled(hits[: req.limit], 0.5 if any_word else 1.0), total, "keyword", any_word)
