@@ -376,3 +376,23 @@ def test_trash_refuses_missing_and_the_vault_itself(root: Path) -> None:
     with pytest.raises(InvalidArgumentError):
         move_to_trash(root, "./")
     assert list(root.iterdir()) == []
+
+
+def test_mixed_line_endings_survive_an_edit_byte_for_byte(tmp_path: Path) -> None:
+    """A note mixing LF and CRLF keeps each unchanged line's own ending after a rewrite."""
+    from vaultpilot.vault.files import read_note, replace_note
+
+    root = tmp_path / "v"
+    root.mkdir()
+    raw = b"---\r\ntags: [a]\r\n---\nbody one\r\nbody two\nlast"
+    (root / "m.md").write_bytes(raw)
+    note = read_note(root, "m.md")
+    assert note.text == "---\ntags: [a]\n---\nbody one\nbody two\nlast"
+    edited = note.text.replace("tags: [a]", "tags: [a, b]\nstatus: done")
+    replace_note(root, "m.md", edited, note.fmt)
+    assert (root / "m.md").read_bytes() == (
+        b"---\r\ntags: [a, b]\r\nstatus: done\r\n---\nbody one\r\nbody two\nlast"
+    )
+    same = read_note(root, "m.md")
+    replace_note(root, "m.md", same.text + "\nappended\n", same.fmt)
+    assert (root / "m.md").read_bytes().endswith(b"body two\nlast\r\nappended\r\n")

@@ -340,3 +340,22 @@ def test_rule_08_percent_comments_are_not_indexed() -> None:
     rewrite links in comments from the raw text, not from this index."""
     text = "%%[[Hidden]]%% then %%\n[[Block]]\n%% and [[Shown]] <!-- [[Html]] -->\n"
     assert targets(text) == ["Shown"]
+
+
+def test_rule_12_property_links_get_their_own_offsets() -> None:
+    """Equal values each get their own place; comments and unquoted [[x]] are not links."""
+    from vaultpilot.vault.parse import parse_note
+
+    text = (
+        "---\nrelated: ['[[A]]', '[[A]]']\nup: 'it''s [[B|b]]'\n# c: \"[[C]]\"\n"
+        'bad: [[D]]\nx: "[[E#h]]"\n---\nbody\n'
+    )
+    links = parse_note("n.md", text).links
+    assert [(k.target, k.prop, k.line) for k in links] == [
+        ("A", "related", 2),
+        ("A", "related", 2),
+        ("B", "up", 3),
+        ("E", "x", 6),
+    ]
+    assert [text[k.start : k.end] for k in links] == ["[[A]]", "[[A]]", "[[B|b]]", "[[E#h]]"]
+    assert links[0].start != links[1].start

@@ -18,11 +18,12 @@ Contract:
 from __future__ import annotations
 
 import contextlib
+import difflib
 import hashlib
 import os
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -62,10 +63,15 @@ Newline = Literal["\n", "\r\n"]
 
 @dataclass(frozen=True, slots=True)
 class TextFormat:
-    """How a note's text is stored on disk, so a rewrite keeps it byte-compatible."""
+    """How a note's text is stored on disk, so a rewrite keeps it byte-compatible.
+
+    ``original`` is set only for a note whose lines end in a mix of LF and CRLF: the text as it
+    was read, so a rewrite can give every unchanged line its own ending back.
+    """
 
     newline: Newline = "\n"
     bom: bool = False
+    original: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,18 +166,50 @@ def decode_note(data: bytes, rel: str) -> tuple[str, TextFormat]:
             f"'{rel}' is not valid UTF-8 (byte {exc.start}); convert it to UTF-8 to use it."
         ) from None
     crlf = text.count("\r\n")
-    newline: Newline = "\r\n" if crlf and crlf * 2 >= text.count("\n") else "\n"
-    if crlf:
-        text = text.replace("\r\n", "\n")
-    return text, TextFormat(newline=newline, bom=bom)
+    lf = text.count("\n")
+    newline: Newline = "\r\n" if crlf and crlf * 2 >= lf else "\n"
+    if not crlf:
+        return text, TextFormat(newline=newline, bom=bom)
+    original = text if crlf != lf else None  # mixed endings: remember them line by line
+    return text.replace("\r\n", "\n"), TextFormat(newline=newline, bom=bom, original=original)
 
 
 def encode_note(text: str, fmt: TextFormat) -> bytes:
     """Encode ``\\n``-text back into the note's on-disk format."""
-    if fmt.newline == "\r\n":
+    if fmt.original is not None:
+        text = _restore_mixed_endings(text, fmt.original, fmt.newline)
+    elif fmt.newline == "\r\n":
         text = text.replace("\r\n", "\n").replace("\n", "\r\n")
     data = text.encode("utf-8")
     return _BOM + data if fmt.bom else data
+
+
+def _restore_mixed_endings(text: str, original: str, newline: Newline) -> str:
+    """Give unchanged lines their original ending; new lines get the note's usual one."""
+    old_lines = original.splitlines(keepends=True)
+    old_plain = [line.rstrip("\r\n") for line in old_lines]
+    final_newline = text.endswith("\n")
+    new_plain = text.split("\n")
+    if final_newline:
+        new_plain.pop()  # split() leaves an empty string after the last ending
+    out: list[str] = []
+    matcher = difflib.SequenceMatcher(None, old_plain, new_plain, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            out.extend(old_lines[i1:i2])
+        else:
+            out.extend(line + newline for line in new_plain[j1:j2])
+    # An old last line without an ending may now be followed by new lines: give it one.
+    out = [line if line.endswith("\n") else line + newline for line in out[:-1]] + out[-1:]
+    result = "".join(out)
+    # The last line ends as the new text says, whatever the old line it matched had.
+    if not final_newline:
+        result = (
+            result.removesuffix("\r\n") if result.endswith("\r\n") else result.removesuffix("\n")
+        )
+    elif not result.endswith("\n"):
+        result += newline
+    return result
 
 
 def read_note(root: Path, rel: str) -> NoteText:

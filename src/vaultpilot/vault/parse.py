@@ -202,34 +202,59 @@ def scan_links(masked: str, base: int, starts: list[int]) -> list[Link]:
     return links
 
 
+_YAML_KEY = re.compile(
+    r"^(?![#\s-])(\"[^\"\n]*\"|'[^'\n]*'|[^:\n]+?)[ \t]*:(?:[ \t]|$)", re.MULTILINE
+)
+
+
 def _property_links(props: dict[str, Any], fm: Frontmatter, text: str) -> list[Link]:
-    """Rule 12: internal links written (quoted) as property values are links too."""
-    out: list[Link] = []
+    """Rule 12: internal links written (quoted) as property values are links too.
+
+    What counts is decided by the parsed values (a link must be inside a string value; YAML
+    comments and unquoted ``[[x]]`` flow lists do not count). Where each one is written is
+    found by scanning the raw YAML under its key, so two equal values get their own offsets.
+    """
+    expected: dict[tuple[str, str], int] = {}
 
     def visit(key: str, value: Any) -> None:
         if isinstance(value, list):
             for item in value:
                 visit(key, item)
         elif isinstance(value, str) and ("[[" in value or "](" in value):
-            pos = text.find(value, fm.start, fm.end)
-            line = text.count("\n", 0, pos) + 1 if pos >= 0 else 1
             for link in scan_links(value, 0, []):
-                out.append(
-                    Link(
-                        link.target,
-                        link.subpath,
-                        link.alias,
-                        "property",
-                        link.syntax,
-                        line,
-                        pos + link.start if pos >= 0 else -1,
-                        pos + link.end if pos >= 0 else -1,
-                        key,
-                    )
-                )
+                raw = value[link.start : link.end]
+                expected[(key, raw)] = expected.get((key, raw), 0) + 1
 
     for key, value in props.items():
         visit(key, value)
+    if not expected:
+        return []
+    yaml_text = fm.yaml_text
+    keys = [(m.start(), m.group(1).strip("\"'")) for m in _YAML_KEY.finditer(yaml_text)]
+    out: list[Link] = []
+    for link in scan_links(yaml_text, 0, []):
+        owner = next((k for at, k in reversed(keys) if at <= link.start), None)
+        raw = yaml_text[link.start : link.end]
+        if owner is None or expected.get((owner, raw), 0) <= 0:
+            continue
+        expected[(owner, raw)] -= 1
+        pos = fm.start + link.start
+        out.append(
+            link._replace(
+                kind="property",
+                line=text.count("\n", 0, pos) + 1,
+                start=pos,
+                end=fm.start + link.end,
+                prop=owner,
+            )
+        )
+    # Values written with YAML escapes ('' or \") do not appear verbatim: keep them, unplaced.
+    key_lines = {k: text.count("\n", 0, fm.start + at) + 1 for at, k in keys}
+    for (key, raw), left in expected.items():
+        for link in scan_links(raw, 0, [])[:1] * left:
+            unplaced = link._replace(kind="property", line=key_lines.get(key, 1), prop=key)
+            out.append(unplaced._replace(start=-1, end=-1))
+    out.sort(key=lambda item: (item.start < 0, item.start))
     return out
 
 
