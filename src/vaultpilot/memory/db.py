@@ -19,7 +19,13 @@ from pathlib import Path
 from vaultpilot.errors import StorageError
 from vaultpilot.migrate import Migration, apply
 
-__all__ = ["BUSY_TIMEOUT_S", "MIGRATIONS", "connect", "create_tool_registry"]
+__all__ = [
+    "BUSY_TIMEOUT_S",
+    "MIGRATIONS",
+    "connect",
+    "create_conversations",
+    "create_tool_registry",
+]
 
 BUSY_TIMEOUT_S = 10.0
 
@@ -46,7 +52,67 @@ def create_tool_registry(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [create_tool_registry]
+def create_conversations(conn: sqlite3.Connection) -> None:
+    """Agent conversations (``agent.conversations``): the history, each run's events, tokens.
+
+    ``message`` and ``event`` hold JSON text: an OpenAI-shaped chat message, and an agent event
+    (``agent.events.event_to_dict``).
+    """
+    for statement in (
+        """
+        CREATE TABLE IF NOT EXISTS conversations (
+            id TEXT PRIMARY KEY,
+            title TEXT NOT NULL,
+            vault TEXT NOT NULL DEFAULT '',
+            model TEXT NOT NULL DEFAULT '',
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS conversation_messages (
+            conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            run_id TEXT NOT NULL,
+            message TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (conversation_id, seq)
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS conversation_events (
+            conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+            run_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            event TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (run_id, seq)
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS conversation_usage (
+            conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+            run_id TEXT NOT NULL,
+            step INTEGER NOT NULL,
+            model TEXT NOT NULL,
+            prompt_tokens INTEGER NOT NULL,
+            completion_tokens INTEGER NOT NULL,
+            total_tokens INTEGER NOT NULL,
+            estimated INTEGER NOT NULL,
+            created_at REAL NOT NULL
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS conversations_by_update ON conversations (updated_at)",
+        "CREATE INDEX IF NOT EXISTS conversation_events_by_conversation"
+        " ON conversation_events (conversation_id, run_id)",
+        "CREATE INDEX IF NOT EXISTS conversation_usage_by_conversation"
+        " ON conversation_usage (conversation_id)",
+    ):
+        conn.execute(statement)
+
+
+MIGRATIONS: list[Migration] = [create_tool_registry, create_conversations]
 
 
 def connect(path: Path) -> sqlite3.Connection:

@@ -1,0 +1,224 @@
+"""What an agent run tells its interface: a tagged union of frozen events.
+
+Every event has ``kind`` (a ``Literal``); consumers ``match`` on it and end with ``assert_never``.
+``event_to_dict`` gives the JSON shape the server, the conversation store and the snapshot tests
+use (``{"kind": ..., fields...}``). The order of a run's events:
+
+    run_started
+    context_attached                      when the message @-mentions notes
+    per step:
+        status ("Thinking (step N)")
+        thought* / text_chunk*            streamed as the model writes
+        usage                             one per model call (estimated when the server sends none)
+        message                           the assistant message added to the history
+        per tool call, in the model's order:
+            tool_call
+            approval_required, approval_resolved     when the policy says "ask" (or "deny")
+            tool_result
+            message                       the tool message added to the history
+    error                                 when the run fails (a model server error, ...)
+    run_finished                          always last, with the reason
+
+``message`` events carry each message appended to the conversation history (OpenAI chat shape),
+so a store can persist the conversation without knowing the loop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = [
+    "AgentEvent",
+    "ApprovalRequired",
+    "ApprovalResolved",
+    "ContextAttached",
+    "ErrorEvent",
+    "EventKind",
+    "FinishReason",
+    "MessageAdded",
+    "RunFinished",
+    "RunStarted",
+    "Status",
+    "TextChunk",
+    "Thought",
+    "ToolCall",
+    "ToolResult",
+    "ToolResultSource",
+    "Usage",
+    "event_to_dict",
+]
+
+FinishReason = Literal["done", "interrupted", "max_steps", "budget", "error"]
+ToolResultSource = Literal["tool", "override", "denied", "invalid", "interrupted"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted:
+    run_id: str
+    model: str
+    tools: tuple[str, ...]
+    max_steps: int
+    token_budget: int | None
+    kind: Literal["run_started"] = "run_started"
+
+
+@dataclass(frozen=True, slots=True)
+class ContextAttached:
+    """Notes attached with ``@`` mentions, and mentions that named no note (reported, not lost)."""
+
+    notes: tuple[dict[str, Any], ...]  # {"mention", "path", "tokens", "truncated"}
+    unknown: tuple[str, ...]
+    omitted: tuple[str, ...]  # found, but over the token budget
+    kind: Literal["context_attached"] = "context_attached"
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    message: str
+    step: int
+    kind: Literal["status"] = "status"
+
+
+@dataclass(frozen=True, slots=True)
+class Thought:
+    """Reasoning the model streamed (``reasoning_content``, Anthropic thinking)."""
+
+    text: str
+    step: int
+    kind: Literal["thought"] = "thought"
+
+
+@dataclass(frozen=True, slots=True)
+class TextChunk:
+    text: str
+    step: int
+    kind: Literal["text_chunk"] = "text_chunk"
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens of one model call, and the run's running total."""
+
+    step: int
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    run_total_tokens: int
+    estimated: bool
+    kind: Literal["usage"] = "usage"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageAdded:
+    message: dict[str, Any]
+    kind: Literal["message"] = "message"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool call the model made. ``arguments`` is None when they were not a JSON object
+    (``raw_arguments`` has the text); ``added`` names arguments the loop supplied (the
+    ``expectedVersion`` of a note the agent read)."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any] | None
+    raw_arguments: str
+    step: int
+    added: dict[str, Any] = dataclasses.field(default_factory=dict)
+    kind: Literal["tool_call"] = "tool_call"
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequired:
+    call_id: str
+    name: str
+    operation: str | None
+    arguments: dict[str, Any]
+    reason: str
+    kind: Literal["approval_required"] = "approval_required"
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalResolved:
+    call_id: str
+    approved: bool
+    by: Literal["user", "policy", "override", "nobody"]
+    kind: Literal["approval_resolved"] = "approval_resolved"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    call_id: str
+    name: str
+    success: bool
+    result: dict[str, Any]
+    preview: str
+    source: ToolResultSource
+    duration_ms: float
+    kind: Literal["tool_result"] = "tool_result"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorEvent:
+    """A failure that ends the run; ``source`` says whose: the model server, a tool, or ours."""
+
+    message: str
+    source: Literal["model", "tool", "internal"]
+    kind: Literal["error"] = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinished:
+    reason: FinishReason
+    steps: int
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    text: str  # the text of the last model turn (the answer when reason is "done")
+    message: str  # one sentence for the person: why the run stopped
+    kind: Literal["run_finished"] = "run_finished"
+
+
+AgentEvent = (
+    RunStarted
+    | ContextAttached
+    | Status
+    | Thought
+    | TextChunk
+    | Usage
+    | MessageAdded
+    | ToolCall
+    | ApprovalRequired
+    | ApprovalResolved
+    | ToolResult
+    | ErrorEvent
+    | RunFinished
+)
+EventKind = Literal[
+    "run_started",
+    "context_attached",
+    "status",
+    "thought",
+    "text_chunk",
+    "usage",
+    "message",
+    "tool_call",
+    "approval_required",
+    "approval_resolved",
+    "tool_result",
+    "error",
+    "run_finished",
+]
+
+
+def event_to_dict(event: AgentEvent) -> dict[str, Any]:
+    """The JSON shape of an event: ``kind`` first, then the fields in declaration order."""
+    out: dict[str, Any] = {"kind": event.kind}
+    for f in dataclasses.fields(event):
+        if f.name != "kind":
+            value = getattr(event, f.name)
+            out[f.name] = list(value) if isinstance(value, tuple) else value
+    return out

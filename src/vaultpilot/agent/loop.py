@@ -1,0 +1,408 @@
+"""The ReAct loop: ``run(agent, message) -> AsyncIterator[AgentEvent]``.
+
+Each step sends the system prompt, the history and the tool list to the model, streams its
+thoughts and text as events, then runs the tool calls it made, in its order, and feeds every
+result back (a ``tool`` message with the call's ``tool_call_id``). The run ends when the model
+answers without calling a tool (``done``), at ``max_steps`` model calls, when the tokens used
+reach ``token_budget`` (both checked before each model call), on an interrupt, or on an error.
+``run_finished`` is always the last event; the event order is documented in ``events``.
+
+Tool calls, one at a time:
+
+* arguments that are not a JSON object, and unknown tool names, are answered with a failure
+  result saying what to do (the valid tool names, the JSON problem) without running anything;
+* the ``ApprovalPolicy`` decides: "allow" runs it, "deny" refuses it, "ask" emits
+  ``approval_required`` and waits for ``RunControls`` (with no controls, nobody can approve and
+  the call is refused);
+* ``RunControls.override`` supplies the result instead of running the tool;
+* ``NoteVersions`` adds ``expectedVersion`` to writes of notes the agent read, so a note changed
+  meanwhile is refused instead of overwritten;
+* the tool runs in a worker thread (tools are synchronous; ``VaultTools`` serialises access to
+  its SQLite connection).
+
+The run drives itself in a task that feeds a queue the generator yields from, so ``interrupt``
+can cancel it at any await (model stream, approval wait, tool thread). The caller's ``history``
+is never mutated: each message added to the conversation comes out as a ``message`` event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from vaultpilot.agent.approvals import ApprovalPolicy, operation_of
+from vaultpilot.agent.controls import RunControls, Verdict
+from vaultpilot.agent.events import (
+    AgentEvent,
+    ApprovalRequired,
+    ApprovalResolved,
+    ContextAttached,
+    ErrorEvent,
+    FinishReason,
+    MessageAdded,
+    RunFinished,
+    RunStarted,
+    Status,
+    TextChunk,
+    Thought,
+    ToolCall,
+    ToolResult,
+    ToolResultSource,
+    Usage,
+)
+from vaultpilot.agent.mentions import attach
+from vaultpilot.agent.model import ChatMessage, ModelClient, ModelError, RawToolCall, TurnEnd
+from vaultpilot.agent.results import parse_arguments, preview
+from vaultpilot.agent.schemas import tool_entry
+from vaultpilot.agent.toolset import ToolSet, failure, result_ok
+from vaultpilot.agent.versions import NoteVersions
+
+__all__ = ["Agent", "RunLimits", "VaultAccess", "run"]
+
+
+class VaultAccess(Protocol):
+    """What ``@`` mentions need: the vault's note paths and a note's text and version."""
+
+    def note_paths(self) -> list[str]: ...
+
+    def read_note(self, path: str) -> tuple[str, str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RunLimits:
+    max_steps: int = 20
+    token_budget: int | None = 200_000
+    attach_budget: int = 6_000  # tokens of @-attached notes per message
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    """Everything a run needs that outlives it."""
+
+    model: ModelClient
+    tools: ToolSet
+    system_prompt: str
+    policy: ApprovalPolicy = field(default_factory=ApprovalPolicy)
+    limits: RunLimits = field(default_factory=RunLimits)
+    vault: VaultAccess | None = None
+
+
+_Item = tuple[AgentEvent, "asyncio.Future[None] | None"] | None
+
+
+class _Run:
+    def __init__(
+        self,
+        agent: Agent,
+        message: str,
+        history: Sequence[ChatMessage],
+        controls: RunControls | None,
+        versions: NoteVersions,
+        run_id: str,
+        queue: asyncio.Queue[_Item],
+    ) -> None:
+        self.agent = agent
+        self.message = message
+        self.messages: list[ChatMessage] = list(history)
+        self.controls = controls
+        self.versions = versions
+        self.run_id = run_id
+        self.queue = queue
+        self.step = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.text = ""
+        self.streaming: list[str] | None = None  # text of the turn being streamed
+        self.open_calls: list[RawToolCall] = []  # announced by the model, no tool message yet
+        specs = agent.tools.specs()
+        self.names = [s.name for s in specs]
+        self.tool_list = [tool_entry(s.name, s.description, s.parameters) for s in specs]
+
+    # ----- output
+    def emit(self, event: AgentEvent) -> None:
+        self.queue.put_nowait((event, None))
+
+    async def emit_and_wait(self, event: AgentEvent) -> None:
+        """Emit, and return once the consumer has handled the event (asked for the next)."""
+        ack: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.queue.put_nowait((event, ack))
+        await ack
+
+    def add(self, message: ChatMessage) -> None:
+        self.messages.append(message)
+        self.emit(MessageAdded(message))
+
+    def finish(self, reason: FinishReason, message: str) -> None:
+        total = self.prompt_tokens + self.completion_tokens
+        self.emit(
+            RunFinished(
+                reason,
+                self.step,
+                self.prompt_tokens,
+                self.completion_tokens,
+                total,
+                self.text,
+                message,
+            )
+        )
+
+    # ----- the run
+    async def drive(self) -> None:
+        try:
+            await self._steps()
+        except asyncio.CancelledError:
+            self._close_interrupted()
+            self.finish("interrupted", "Interrupted.")
+        except ModelError as exc:
+            self._close_open_calls("Not run: the model server failed.")
+            self.emit(ErrorEvent(exc.message, "model"))
+            self.finish("error", exc.message)
+        except Exception as exc:  # a bug: end the run with a readable error, not a hang
+            message = f"The agent loop stopped on an internal error: {type(exc).__name__}: {exc}"
+            self._close_open_calls("Not run: the agent loop failed.")
+            self.emit(ErrorEvent(message, "internal"))
+            self.finish("error", message)
+        finally:
+            self.queue.put_nowait(None)
+
+    def start(self) -> None:
+        limits = self.agent.limits
+        self.emit(
+            RunStarted(
+                self.run_id,
+                self.agent.model.name,
+                tuple(self.names),
+                limits.max_steps,
+                limits.token_budget,
+            )
+        )
+
+    def cancelled_before_start(self, task: asyncio.Task[None]) -> None:
+        # A task cancelled before its first step never enters drive(): finish here.
+        if task.cancelled():
+            self.finish("interrupted", "Interrupted.")
+            self.queue.put_nowait(None)
+
+    async def _steps(self) -> None:
+        limits = self.agent.limits
+        self.add({"role": "user", "content": await self._with_attachments()})
+        while True:
+            used = self.prompt_tokens + self.completion_tokens
+            if self.step >= limits.max_steps:
+                return self.finish(
+                    "max_steps",
+                    f"Stopped after {self.step} steps, the most a run may take (max_steps). "
+                    "Ask again to let the agent continue.",
+                )
+            if limits.token_budget is not None and used >= limits.token_budget:
+                return self.finish(
+                    "budget",
+                    f"Stopped: the run used {used:,} tokens, reaching its budget of "
+                    f"{limits.token_budget:,} (token_budget).",
+                )
+            self.step += 1
+            end = await self._model_turn()
+            if not end.tool_calls:
+                steps = "1 step" if self.step == 1 else f"{self.step} steps"
+                return self.finish("done", f"Done in {steps}.")
+            for call in end.tool_calls:
+                await self._tool_call(call)
+
+    async def _with_attachments(self) -> str:
+        vault = self.agent.vault
+        if vault is None or "@" not in self.message:
+            return self.message
+
+        def gather() -> Any:
+            return attach(
+                self.message,
+                vault.note_paths(),
+                vault.read_note,
+                budget_tokens=self.agent.limits.attach_budget,
+            )
+
+        found = await asyncio.to_thread(gather)
+        for note in found.notes:
+            self.versions.record(note.path, note.version)
+        if found.notes or found.unknown or found.omitted:
+            notes = tuple(
+                {"mention": n.mention, "path": n.path, "tokens": n.tokens, "truncated": n.truncated}
+                for n in found.notes
+            )
+            self.emit(ContextAttached(notes, found.unknown, found.omitted))
+        return f"{self.message}\n\n{found.section}" if found.section else self.message
+
+    async def _model_turn(self) -> TurnEnd:
+        self.emit(Status(f"Thinking (step {self.step})", self.step))
+        request = [{"role": "system", "content": self.agent.system_prompt}, *self.messages]
+        parts: list[str] = []
+        self.streaming = parts
+        end: TurnEnd | None = None
+        async for event in self.agent.model.stream(request, self.tool_list):
+            if event.kind == "text":
+                parts.append(event.text)
+                self.emit(TextChunk(event.text, self.step))
+            elif event.kind == "reasoning":
+                self.emit(Thought(event.text, self.step))
+            else:
+                end = event
+        self.streaming = None
+        if end is None:
+            raise ModelError("The model's stream ended without finishing its turn.")
+        self.text = "".join(parts)
+        self._count(end, request)
+        message: ChatMessage = {"role": "assistant", "content": self.text or None}
+        if end.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
+                for c in end.tool_calls
+            ]
+            self.open_calls = list(end.tool_calls)
+        self.add(message)
+        return end
+
+    def _count(self, end: TurnEnd, request: list[ChatMessage]) -> None:
+        if end.usage is not None:
+            prompt, completion = end.usage.prompt_tokens, end.usage.completion_tokens
+            estimated = False
+        else:  # the server reported none: about four characters a token
+            sent = json.dumps(request, ensure_ascii=False) + json.dumps(self.tool_list)
+            written = self.text + "".join(c.name + c.arguments for c in end.tool_calls)
+            prompt, completion, estimated = len(sent) // 4, (len(written) + 3) // 4, True
+        self.prompt_tokens += prompt
+        self.completion_tokens += completion
+        total = self.prompt_tokens + self.completion_tokens
+        self.emit(Usage(self.step, prompt, completion, prompt + completion, total, estimated))
+
+    async def _tool_call(self, call: RawToolCall) -> None:
+        arguments, problem = parse_arguments(call.name, call.arguments)
+        if call.name not in self.names:
+            problem = f"Unknown tool '{call.name}'. Valid tools: {', '.join(self.names)}."
+        added = {}
+        if problem is None and arguments is not None:
+            added = self.versions.precondition(call.name, arguments)
+        event = ToolCall(call.id, call.name, arguments, call.arguments, self.step, added)
+        await self.emit_and_wait(event)
+        started = time.perf_counter()
+        source: ToolResultSource
+        if problem is not None or arguments is None:
+            result, source = failure(problem or "Invalid arguments."), "invalid"
+        else:
+            result, source = await self._decide_and_run(call, {**arguments, **added})
+        ok = result_ok(result)
+        if ok and source in ("tool", "override") and arguments is not None:
+            self.versions.observe(call.name, {**arguments, **added}, result)
+        duration = round((time.perf_counter() - started) * 1000, 2)
+        self.emit(ToolResult(call.id, call.name, ok, result, preview(result), source, duration))
+        self._tool_message(call.id, result)
+
+    async def _decide_and_run(
+        self, call: RawToolCall, arguments: dict[str, Any]
+    ) -> tuple[dict[str, Any], ToolResultSource]:
+        controls = self.controls
+        operation = operation_of(arguments)
+        what = f"{call.name} {operation}" if operation else call.name
+        override = controls.take_override(call.id) if controls else None
+        if override is not None:
+            return override, "override"
+        decision = self.agent.policy.decide(call.name, operation)
+        if decision == "deny":
+            self.emit(ApprovalResolved(call.id, False, "policy"))
+            return failure(
+                f"Refused: the approval policy does not allow {what}. Don't retry it; tell the "
+                "user what you wanted to do."
+            ), "denied"
+        if decision == "ask":
+            reason = self.agent.policy.reason(call.name, operation)
+            self.emit(ApprovalRequired(call.id, call.name, operation, arguments, reason))
+            verdict = await controls.verdict(call.id) if controls else Verdict(False)
+            if verdict.override is not None:
+                self.emit(ApprovalResolved(call.id, True, "override"))
+                return verdict.override, "override"
+            self.emit(ApprovalResolved(call.id, verdict.approved, "user" if controls else "nobody"))
+            if not verdict.approved:
+                because = f" ({verdict.reason})" if verdict.reason else ""
+                return failure(
+                    f"The user refused {what}{because}. Don't retry it; say what you would have "
+                    "done, or ask the user how to go on."
+                ), "denied"
+            override = controls.take_override(call.id) if controls else None
+            if override is not None:
+                return override, "override"
+        if controls:
+            controls.started(call.id)
+        self.emit(Status(f"Running {call.name}", self.step))
+        result = await asyncio.to_thread(self.agent.tools.call, call.name, arguments)
+        return result, "tool"
+
+    def _tool_message(self, call_id: str, result: dict[str, Any]) -> None:
+        self.open_calls = [c for c in self.open_calls if c.id != call_id]
+        content = json.dumps(result, ensure_ascii=False)
+        self.add({"role": "tool", "tool_call_id": call_id, "content": content})
+
+    def _close_open_calls(self, why: str) -> None:
+        for call in list(self.open_calls):
+            self._tool_message(call.id, failure(why))
+
+    def _close_interrupted(self) -> None:
+        if self.streaming is not None:  # keep what the model wrote before the interrupt
+            partial = "".join(self.streaming)
+            self.streaming = None
+            self.text = partial
+            if partial:
+                self.add({"role": "assistant", "content": partial})
+        self._close_open_calls(
+            "Interrupted by the user: this call did not run, or its outcome is unknown. "
+            "Check the vault before retrying."
+        )
+
+
+async def run(
+    agent: Agent,
+    message: str,
+    *,
+    history: Sequence[ChatMessage] = (),
+    controls: RunControls | None = None,
+    versions: NoteVersions | None = None,
+    run_id: str | None = None,
+) -> AsyncIterator[AgentEvent]:
+    """Run the agent on ``message`` after ``history``; yields every event of the run."""
+    queue: asyncio.Queue[_Item] = asyncio.Queue()
+    state = _Run(
+        agent,
+        message,
+        history,
+        controls,
+        versions if versions is not None else NoteVersions(),
+        run_id or uuid.uuid4().hex,
+        queue,
+    )
+    state.start()
+    task = asyncio.create_task(state.drive())
+    task.add_done_callback(state.cancelled_before_start)
+    if controls is not None:
+        controls.bind(task)
+    try:
+        while True:
+            item = await queue.get()
+            if item is None:
+                break
+            event, ack = item
+            yield event
+            if ack is not None and not ack.done():
+                ack.set_result(None)
+    finally:
+        if not task.done():
+            task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task

@@ -1,0 +1,66 @@
+"""``VaultTools``: the three vault tools on one ``ToolContext``, as a ``ToolSet``.
+
+``call`` goes through ``vaultpilot.tools.registry.call_tool`` (validation, failure results) under
+a lock: the loop runs tools in worker threads and the context's SQLite connection must be used by
+one thread at a time. The same lock guards ``note_paths``, ``read_note`` and ``facts``, which the
+loop uses for ``@`` mentions and the system prompt.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import date
+from typing import Any
+
+from vaultpilot.agent.prompt import VaultFacts
+from vaultpilot.agent.toolset import ToolSpec
+from vaultpilot.index.lookup import all_paths
+from vaultpilot.tools import ToolContext
+from vaultpilot.tools.daily import daily_path
+from vaultpilot.tools.registry import TOOLS, call_tool
+from vaultpilot.vault.files import read_note
+
+__all__ = ["VaultTools"]
+
+
+class VaultTools:
+    """The vault tools for one vault; the caller owns (and closes) ``ctx.conn``."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self.ctx = ctx
+        self._lock = threading.Lock()
+        self._specs = [ToolSpec(t.name, t.description, t.schema()) for t in TOOLS]
+
+    def specs(self) -> list[ToolSpec]:
+        return list(self._specs)
+
+    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            return call_tool(self.ctx, name, arguments)
+
+    def note_paths(self) -> list[str]:
+        """Every Markdown note in the vault (the index is synced first)."""
+        with self._lock:
+            self.ctx.fresh()
+            return [p for p in all_paths(self.ctx.conn) if p.lower().endswith(".md")]
+
+    def read_note(self, path: str) -> tuple[str, str]:
+        """The note's text and version."""
+        with self._lock:
+            note = read_note(self.ctx.root, path)
+        return note.text, note.version
+
+    def facts(self, today: date | None = None) -> VaultFacts:
+        day = today or self.ctx.now().date()
+        daily = self.ctx.config.daily_notes
+        count = len(self.note_paths())
+        template = f"{daily.template}.md" if daily.template else ""
+        return VaultFacts(
+            name=self.ctx.root.name,
+            note_count=count,
+            today=day,
+            daily_folder=daily.folder,
+            daily_format=daily.format,
+            daily_template=template,
+            today_daily_path=daily_path(daily, day),
+        )
