@@ -188,15 +188,9 @@ def test_ask_from_the_shell_runs_a_two_step_task(tmp_path: Path, vault: Path) ->
             "VAULTPILOT_MAX_RETRIES": "0",
             "COLUMNS": "200",
         }
-        code = (
-            "import typer; from vaultpilot.cli import agent_cmds; "
-            "app = typer.Typer(); agent_cmds.register(app); app()"
-        )
         done = subprocess.run(
             [
-                sys.executable,
-                "-c",
-                code,
+                str(Path(sys.executable).parent / "vaultpilot"),
                 "ask",
                 "Find the note with a second line and append 'Checked by the agent.'",
                 "--vault",
