@@ -59,6 +59,7 @@ from vaultpilot.locations import data_root, memory_db_path
 from vaultpilot.memory.db import connect as connect_memory
 from vaultpilot.memory.registry import ProcessTool
 from vaultpilot.tools import open_context
+from vaultpilot.tools.semantic import Semantic
 
 __all__ = ["register", "run_process_tool"]
 
@@ -108,7 +109,7 @@ def _session(
 ) -> Iterator[_Session]:
     cfg = require_model(load_config(flags=flags))  # before anything is opened: a fast, clear error
     ws = open_workspace(vault, data_dir)
-    ctx = open_context(ws.vault, ws.db_path)
+    ctx = open_context(ws.vault, ws.db_path, semantic=Semantic())
     memory = connect_memory(memory_db_path(data_root(data_dir)))
     try:
         vault_tools = VaultTools(ctx)

@@ -185,12 +185,15 @@ def unresolved_cmd(
 def status_cmd(
     as_json: JsonOpt = False, vault: VaultOpt = None, data_dir: DataDirOpt = None
 ) -> None:
-    """Notes on disk against the index: stale files, frontmatter errors, database size."""
+    """Notes on disk against the index: stale files, frontmatter errors, vectors, size."""
+    from vaultpilot.cli.embed_cmds import embedding_line
+    from vaultpilot.index.semantic import embedding_status
     from vaultpilot.index.status import index_status
 
     ws = open_workspace(vault, data_dir)
     with index_connection(ws) as conn:
         st = index_status(conn, ws.vault, ws.db_path)
+        emb = embedding_status(conn)
     if as_json:
         print(
             json.dumps(
@@ -199,6 +202,7 @@ def status_cmd(
                     "up_to_date": st.up_to_date,
                     "vault": str(ws.vault),
                     "index": str(ws.db_path),
+                    "embedding": {**asdict(emb), "complete": emb.complete},
                 },
                 ensure_ascii=False,
                 indent=2,
@@ -211,6 +215,9 @@ def status_cmd(
         f"[bold]notes[/]   {st.notes_on_disk} on disk, {st.notes_indexed} indexed; "
         f"{st.attachments} attachments; {st.links} links ({st.unresolved_links} unresolved); "
         f"{st.tags} tags"
+    )
+    console.print(
+        f"[bold]vectors[/] {escape(embedding_line(emb.embedded, emb.chunks, emb.notes_pending))}"
     )
     if st.up_to_date:
         console.print("[green]up to date[/]")

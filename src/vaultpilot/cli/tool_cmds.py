@@ -64,6 +64,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Call a vault tool with JSON arguments and print its JSON result."""
         from vaultpilot.tools import open_context, run_tool, tool_schemas
+        from vaultpilot.tools.semantic import Semantic
 
         if list_tools:
             _print(tool_schemas())
@@ -75,7 +76,7 @@ def register(app: typer.Typer) -> None:
             )
         args = _arguments(arguments)
         ws = open_workspace(vault, data_dir)
-        ctx = open_context(ws.vault, ws.db_path)
+        ctx = open_context(ws.vault, ws.db_path, semantic=Semantic())
         try:
             outcome = run_tool(ctx, name, args)
         finally:

@@ -19,6 +19,10 @@ Tables
 ``notes_fts``  FTS5 over title, aliases, headings and body (unicode61, diacritics removed; BM25)
 ``cjk_fts``    FTS5 trigram table holding only notes that contain CJK text, so words written
                without spaces are still findable
+``chunks``     embedding chunks of each note (heading section, size-bounded) with their text
+               and its hash; ``chunked_notes`` records which note version (hash) they came from
+``chunk_vectors``  one float32 vector per distinct chunk text hash (the model is recorded in
+               ``semantic_meta``; changing it drops every vector)
 """
 
 from __future__ import annotations
@@ -124,7 +128,39 @@ def create_fts(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [create_core_tables, create_fts]
+def add_semantic_chunks(conn: sqlite3.Connection) -> None:
+    # Chunks cascade with their file row, so a deleted note's chunks go in the same sync.
+    # Vectors are keyed by the chunk text's hash, not by chunk: an unchanged section keeps its
+    # vector when its note is re-chunked, moved or rebuilt; unreferenced vectors are collected
+    # by the embedding pass (see index/semantic.py).
+    run_statements(
+        conn,
+        """
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            heading TEXT NOT NULL,
+            text TEXT NOT NULL,
+            text_hash TEXT NOT NULL
+        );
+        CREATE INDEX chunks_file ON chunks(file_id, seq);
+        CREATE INDEX chunks_hash ON chunks(text_hash);
+        CREATE TABLE chunked_notes (
+            file_id INTEGER PRIMARY KEY REFERENCES files(id) ON DELETE CASCADE,
+            source TEXT NOT NULL
+        );
+        CREATE TABLE chunk_vectors (
+            id INTEGER PRIMARY KEY,
+            text_hash TEXT NOT NULL UNIQUE,
+            vector BLOB NOT NULL
+        );
+        CREATE TABLE semantic_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        """,
+    )
+
+
+MIGRATIONS: list[Migration] = [create_core_tables, create_fts, add_semantic_chunks]
 
 
 def connect(path: Path) -> sqlite3.Connection:

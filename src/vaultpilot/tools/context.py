@@ -6,8 +6,9 @@ passed to every call. It owns no resources: whoever opened the connection closes
 * ``fresh()`` brings the index up to date with the vault. Read tools call it first (unless
   ``sync_before_read`` is off because a file watcher keeps the index fresh), and write tools call
   it before planning and again after writing, so a search right after a write sees the change.
-* ``ranker`` ranks ``semantic_search`` results (``ranking.keyword_ranker`` until the hybrid
-  ranker exists).
+* ``semantic`` (optional) gives the vector side: an embedder loaded on first use and the vector
+  cache. With it, ``semantic_search`` uses hybrid ranking and related notes count similar
+  meaning; without it both use keywords only. ``ranker`` can replace the ranking entirely.
 * ``now`` is the clock for "today", "last 7 days" and template dates; tests pin it.
 """
 
@@ -21,7 +22,8 @@ from pathlib import Path
 
 from vaultpilot.index.db import connect
 from vaultpilot.index.sync import sync_vault
-from vaultpilot.tools.ranking import Ranker, keyword_ranker
+from vaultpilot.tools.ranking import Ranker, hybrid_ranker, keyword_ranker
+from vaultpilot.tools.semantic import Semantic
 from vaultpilot.vault.config import VaultConfig, read_vault_config
 
 __all__ = ["ToolContext", "local_now", "open_context"]
@@ -40,6 +42,7 @@ class ToolContext:
     ranker: Ranker = keyword_ranker
     now: Callable[[], datetime] = local_now
     sync_before_read: bool = True
+    semantic: Semantic | None = None
 
     def fresh(self, *, force: bool = False) -> None:
         """Sync the index with the vault (always after a write: ``force=True``)."""
@@ -55,4 +58,7 @@ def open_context(root: Path, db_path: Path, **options: object) -> ToolContext:
     """
     real = root.resolve()
     conn = connect(db_path)
+    semantic = options.get("semantic")
+    if isinstance(semantic, Semantic) and "ranker" not in options:
+        options["ranker"] = hybrid_ranker(semantic)
     return ToolContext(real, conn, read_vault_config(real), **options)  # type: ignore[arg-type]

@@ -1,10 +1,10 @@
 """How ``semantic_search`` ranks notes, behind one small interface so it can be swapped.
 
-A ranker is ``(conn, RankRequest) -> Ranking``. ``keyword_ranker`` is the one available now:
-FTS5 BM25 over titles, aliases, headings and bodies (``index.queries.search``), falling back to
-notes with *any* of the words when none holds all of them. The hybrid (keyword + vector) ranker
-of the semantic-search work plugs in through ``ToolContext.ranker`` without other changes.
-Relevance is scaled to 0..1 against the best hit of the query.
+A ranker is ``(conn, RankRequest) -> Ranking``. ``keyword_ranker`` is FTS5 BM25 over titles,
+aliases, headings and bodies (``index.queries.search``), falling back to notes with *any* of the
+words when none holds all of them. ``hybrid_ranker`` fuses BM25 with vector similarity
+(``index.hybrid``); when no embedder or no vectors are available it ranks by keywords and the
+result says so (``ranking`` is "keyword"). Relevance is scaled to 0..1 against the best hit.
 """
 
 from __future__ import annotations
@@ -13,10 +13,12 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from vaultpilot.index.hybrid import hybrid_search
 from vaultpilot.index.keyword import search_any
 from vaultpilot.index.queries import SearchHit, search
+from vaultpilot.tools.semantic import Semantic
 
-__all__ = ["RankRequest", "RankedHit", "Ranker", "Ranking", "keyword_ranker"]
+__all__ = ["RankRequest", "RankedHit", "Ranker", "Ranking", "hybrid_ranker", "keyword_ranker"]
 
 _POOL = 1000  # hits considered when other filters narrow the keyword results afterwards
 
@@ -42,7 +44,7 @@ class RankedHit:
 class Ranking:
     hits: list[RankedHit]
     total: int
-    ranking: str  # "keyword" now; "hybrid" once vectors exist
+    ranking: str  # "hybrid", or "keyword" when the vector side was not available
     any_word: bool = False  # no note held every word; these hold some of them
 
 
@@ -75,3 +77,25 @@ def keyword_ranker(conn: sqlite3.Connection, req: RankRequest) -> Ranking:
         any_word = bool(hits)
     # A note holding only some of the words is a weaker match than one holding all of them.
     return Ranking(_scaled(hits[: req.limit], 0.5 if any_word else 1.0), total, "keyword", any_word)
+
+
+def hybrid_ranker(semantic: Semantic) -> Ranker:
+    """A ranker fusing keywords with vectors from ``semantic`` (see the module doc)."""
+
+    def rank(conn: sqlite3.Connection, req: RankRequest) -> Ranking:
+        result = hybrid_search(
+            conn,
+            req.query,
+            embedder=semantic.embedder(),
+            vectors=semantic.cache,
+            limit=req.limit,
+            tag=req.tag,
+            folder=req.folder,
+            allowed=req.allowed,
+        )
+        if not result.hits:  # nothing at all: the any-word keyword fallback may still help
+            return keyword_ranker(conn, req)
+        hits = [RankedHit(h.path, h.title, h.relevance, h.snippet) for h in result.hits]
+        return Ranking(hits, result.total, result.mode)
+
+    return rank
