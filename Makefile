@@ -43,6 +43,9 @@ bench: $(STAMP)
 	$(BIN)/python bench/run_index_bench.py --sizes 1000 10000 50000
 	$(BIN)/python bench/bench_contract.py --runs 30
 	$(BIN)/python bench/bench_embed.py
+	$(BIN)/python bench/bench_vectors.py --passes 5
+	$(BIN)/python bench/eval_retrieval.py --distractors 1000
+	$(BIN)/python bench/bench_agent.py --steps 200 --runs 5
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
