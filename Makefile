@@ -25,7 +25,8 @@ install-model: $(STAMP)
 
 run: $(STAMP)
 	$(BIN)/vaultpilot index --vault $(VAULT)
-	$(BIN)/vaultpilot status --vault $(VAULT)
+	$(BIN)/vaultpilot embed --vault $(VAULT)
+	$(BIN)/vaultpilot serve --vault $(VAULT) --show-key
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

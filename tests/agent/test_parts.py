@@ -283,3 +283,14 @@ def test_the_loop_never_blocks_the_event_loop_on_a_tool(serve: Any) -> None:
 
     asyncio.run(go())
     assert len(ticks) > 10
+
+
+def test_config_file_shared_with_the_server(tmp_path: Path) -> None:
+    """The server's [server] table lives in the same file; the agent settings ignore it."""
+    path = tmp_path / "config.toml"
+    path.write_text('model = "m"\n[server]\nport = 34701\n[approvals]\nshell = "deny"\n')
+    cfg = load_config(env={"VAULTPILOT_CONFIG": str(path)}).config
+    assert (cfg.model, cfg.approvals) == ("m", {"shell": "deny"})
+    path.write_text('model = "m"\n[sever]\nport = 1\n')
+    with pytest.raises(SetupError, match="unknown setting 'sever'"):
+        load_config(env={"VAULTPILOT_CONFIG": str(path)})

@@ -111,6 +111,9 @@ def config_path(env: Mapping[str, str] | None = None) -> Path:
     return Path(platformdirs.user_config_dir("vaultpilot", appauthor=False)) / "config.toml"
 
 
+_OTHER_SECTIONS = frozenset({"server"})
+
+
 def _read_file(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as fh:
@@ -144,7 +147,8 @@ def load_config(
     path = config_path(env)
     values: dict[str, Any] = {}
     sources = dict.fromkeys(AgentConfig.model_fields, "default")
-    raw = _read_file(path)
+    # The file is shared: tables owned by other parts ([server]) are not agent settings.
+    raw = {k: v for k, v in _read_file(path).items() if k not in _OTHER_SECTIONS}
     try:
         AgentConfig.model_validate(raw)
     except ValidationError as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from vaultpilot.cli import agent_cmds, embed_cmds, index_cmds, tool_cmds
+from vaultpilot.cli import agent_cmds, embed_cmds, index_cmds, server_cmds, tool_cmds
 from vaultpilot.cli.agents import agents_app, contract_app
 
 __all__ = ["app", "main"]
@@ -20,6 +20,7 @@ index_cmds.register(app)
 tool_cmds.register(app)
 agent_cmds.register(app)
 embed_cmds.register(app)
+server_cmds.register(app)
 app.add_typer(agents_app, name="agents")
 app.add_typer(contract_app, name="contract")
 

@@ -1,0 +1,318 @@
+"""``create_app(settings)``: the Agent Communication Server as a FastAPI application.
+
+Routes (every one behind ``SecurityMiddleware``: loopback Host, own Origin, the API key):
+
+* ``POST /rpc``: one ``IToolCommand``; the reply is the envelope, HTTP 200 whether the command
+  succeeded or not (``success`` says), 400 when the body is not an ``IToolCommand``.
+* ``POST /tools/<name>``: the five tools of the specification and the three vault tools, with
+  the command's arguments as the body; ``POST /agent/<command>``: StartAgent, InterruptAgent,
+  ToolOverride, ApproveToolCall. Same code as ``/rpc``; failures use the HTTP status of their
+  error code (``envelope.ERROR_TABLE``).
+* ``GET /vaults``: the configured vaults.
+* ``GET /openapi.json``: the OpenAPI document (key required; there is no docs page, since a
+  browser page could not send the key).
+* ``WS /ws``: see ``ws``.
+
+The application owns no global state: everything lives in the ``ServerState`` made here. The
+vaults' indexes are synced at start-up; the built-in agent's model client (from the agent
+configuration, unless ``model`` is passed) is made at start-up and closed at shutdown, with the
+runs and the vaults.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request, WebSocket
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import AliasChoices, BaseModel, Field, create_model
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+import vaultpilot
+from vaultpilot.agent.config import CONFIG_ENV, AgentConfig, load_config, require_model
+from vaultpilot.agent.model import ModelClient
+from vaultpilot.agent.providers import make_model
+from vaultpilot.errors import SetupError, VaultpilotError
+from vaultpilot.server import models as m
+from vaultpilot.server.approvals import ApprovalBroker
+from vaultpilot.server.auth import SecurityMiddleware
+from vaultpilot.server.envelope import (
+    Envelope,
+    ErrorCode,
+    error_for,
+    failure,
+    internal_failure,
+    success,
+)
+from vaultpilot.server.keyfile import KeyStore, ensure_key
+from vaultpilot.server.openapi import describe
+from vaultpilot.server.rpc import dispatch, dispatch_text, execute
+from vaultpilot.server.runs import Runs
+from vaultpilot.server.settings import ServerSettings, is_loopback
+from vaultpilot.server.state import ServerState
+from vaultpilot.server.validation import explain
+from vaultpilot.server.vaults import Vaults
+from vaultpilot.server.ws import Hub, Subscriber, serve
+from vaultpilot.tools import get_tool
+
+__all__ = ["create_app"]
+
+log = logging.getLogger(__name__)
+
+_TOOL_RESULTS: dict[str, type[BaseModel]] = {
+    "GetVaultContext": m.VaultContext,
+    "ExecuteShell": m.ShellResult,
+    "CreateNote": m.CreateNoteResult,
+    "UpdateNote": m.UpdateNoteResult,
+    "ReportStatus": m.SuccessResult,
+}
+_AGENT_RESULTS: dict[str, type[BaseModel]] = {
+    "StartAgent": m.StartAgentResult,
+    "InterruptAgent": m.InterruptAgentResult,
+    "ToolOverride": m.ToolOverrideResult,
+    "ApproveToolCall": m.ApproveToolCallResult,
+}
+_ERROR_STATUSES = (400, 401, 403, 404, 409, 422, 502, 503)
+
+
+def _tool_request_model(name: str) -> type[BaseModel]:
+    """A vault tool's parameters plus ``VaultID``: the body of ``POST /tools/<name>``."""
+    params = get_tool(name).params
+    model: type[BaseModel] = create_model(
+        f"{params.__name__.removesuffix('Params')}Request",
+        __base__=params,
+        vault_id=(
+            str | None,
+            Field(None, validation_alias=AliasChoices("VaultID", "vaultId"), max_length=64),
+        ),
+    )
+    return model
+
+
+def _configured_model(settings: ServerSettings) -> tuple[ModelClient | None, AgentConfig, str]:
+    """The built-in agent's model from the agent configuration, or why there is none."""
+    env = dict(os.environ)
+    if settings.config_path is not None:
+        env[CONFIG_ENV] = str(settings.config_path)
+    try:
+        loaded = load_config(env=env)
+        return make_model(require_model(loaded)), loaded.config, ""
+    except SetupError as err:
+        return None, AgentConfig(), err.message
+
+
+async def _close_model(model: ModelClient | None) -> None:
+    client = getattr(model, "client", None)
+    close = getattr(client, "close", None)
+    if close is not None:
+        with contextlib.suppress(Exception):
+            await close()
+
+
+def _validation_reply(request: Request, exc: RequestValidationError) -> JSONResponse:
+    path = request.url.path
+    name = path.rsplit("/", 1)[-1] if path != "/rpc" else None
+    errors = [{**e, "loc": tuple(e.get("loc", ()))[1:]} for e in exc.errors()]
+    if any(e.get("type") == "json_invalid" for e in errors):
+        message = "The body is not valid JSON; send a JSON object."
+    elif any(e.get("type") == "missing" and not e["loc"] for e in errors):
+        message = "The request needs a JSON object as its body."
+    elif path == "/rpc":
+        message = explain("IToolCommand", m.ToolCommand, errors)
+    else:
+        model = m.ARGUMENT_MODELS.get(name or "") or m.ToolCommand
+        message = explain(f"arguments for {name}", model, errors)
+    body: Any = getattr(exc, "body", None)
+    raw_id = body.get("id") if isinstance(body, dict) and path == "/rpc" else None
+    raw_name = body.get("commandName") if isinstance(body, dict) and path == "/rpc" else name
+    reply = failure(
+        raw_id if isinstance(raw_id, str) else None,
+        raw_name if isinstance(raw_name, str) else None,
+        "invalid_argument",
+        message,
+    )
+    return JSONResponse(reply, status_code=400)
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def on_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return _validation_reply(request, exc)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def on_http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code: ErrorCode = "not_found" if exc.status_code == 404 else "invalid_argument"
+        message = (
+            f"No route {request.method} {request.url.path}; see /openapi.json."
+            if exc.status_code == 404
+            else f"{request.method} is not allowed on {request.url.path}: {exc.detail}."
+        )
+        return JSONResponse(
+            failure(None, None, code, message),
+            status_code=exc.status_code,
+            headers=getattr(exc, "headers", None),
+        )
+
+    @app.exception_handler(Exception)
+    async def on_bug(request: Request, exc: Exception) -> JSONResponse:
+        log.error("unhandled error on %s", request.url.path, exc_info=exc)
+        return JSONResponse(internal_failure(None, None, exc), status_code=500)
+
+
+def _command_route(
+    app: FastAPI,
+    state: ServerState,
+    path: str,
+    name: str,
+    body_model: type[BaseModel],
+    result_model: Any,
+    summary: str,
+) -> None:
+    async def endpoint(body: BaseModel) -> JSONResponse:
+        try:
+            result = await execute(state, name, body, None)
+        except VaultpilotError as err:
+            code, status = error_for(err)
+            return JSONResponse(failure(None, name, code, err.message), status_code=status)
+        return JSONResponse(success(None, name, result))
+
+    # FastAPI reads the body's type from the signature; each route gets its own model.
+    params = [inspect.Parameter("body", inspect.Parameter.KEYWORD_ONLY, annotation=body_model)]
+    endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    endpoint.__name__ = f"command_{name}"
+    errors: dict[int | str, dict[str, Any]] = {
+        s: {"model": Envelope[None], "description": "The command failed; see error.code."}
+        for s in _ERROR_STATUSES
+    }
+    app.post(
+        path,
+        response_model=Envelope[result_model],
+        responses=errors,
+        summary=summary,
+        description=inspect.getdoc(body_model) or summary,
+        operation_id=name,
+    )(endpoint)
+
+
+def _routes(app: FastAPI, state: ServerState) -> None:
+    rpc_errors: dict[int | str, dict[str, Any]] = {
+        s: {"model": Envelope[None], "description": "Refused; see error.code."}
+        for s in (400, 401, 403)
+    }
+
+    @app.post(
+        "/rpc",
+        response_model=Envelope[dict[str, Any]],
+        responses=rpc_errors,
+        summary="Run one IToolCommand",
+        operation_id="rpc",
+    )
+    async def rpc(command: m.ToolCommand) -> JSONResponse:
+        """Any command by name; the reply's ``success`` says whether it succeeded."""
+        return JSONResponse(await dispatch(state, command, None))
+
+    for name in m.ACS_TOOLS:
+        _command_route(
+            app, state, f"/tools/{name}", name, m.ARGUMENT_MODELS[name], _TOOL_RESULTS[name], name
+        )
+    for name in m.AGENT_TOOLS:
+        _command_route(
+            app, state, f"/tools/{name}", name, _tool_request_model(name), dict[str, Any], name
+        )
+    for name in m.UI_COMMANDS:
+        _command_route(
+            app, state, f"/agent/{name}", name, m.ARGUMENT_MODELS[name], _AGENT_RESULTS[name], name
+        )
+
+    @app.get("/vaults", response_model=list[m.VaultInfo], operation_id="vaults")
+    async def vaults() -> list[dict[str, str]]:
+        """The vaults this server serves, by VaultID."""
+        return [{"vaultId": v.vault_id, "name": v.name} for v in state.vaults.handles()]
+
+    @app.websocket("/ws")
+    async def websocket(ws: WebSocket) -> None:
+        def hello(sub: Subscriber) -> dict[str, Any]:
+            return {
+                "server": "vaultpilot",
+                "version": vaultpilot.__version__,
+                "vaults": state.vaults.ids(),
+                "role": sub.role,
+            }
+
+        async def run_frame(text: str, sub: Subscriber) -> dict[str, Any]:
+            return await dispatch_text(state, text, sub)
+
+        await serve(
+            ws,
+            hub=state.hub,
+            keys=state.keys,
+            dispatch=run_frame,
+            hello=hello,
+            queue_size=state.settings.subscriber_queue,
+        )
+
+
+def create_app(
+    settings: ServerSettings,
+    *,
+    model: ModelClient | None = None,
+    agent_config: AgentConfig | None = None,
+) -> FastAPI:
+    """The server for ``settings``.
+
+    The built-in agent uses ``model`` and ``agent_config`` when given; else, at start-up, the
+    model of the agent configuration (``vaultpilot config``), if one is configured.
+    """
+    key, _ = ensure_key(settings.key_path)
+    keys = KeyStore(settings.key_path, key)
+    hub = Hub()
+    vaults = Vaults(settings.vaults, settings.index_db)
+    runs = Runs(settings=settings, hub=hub, key=keys.current, model=model, config=agent_config)
+    state = ServerState(settings, keys, hub, vaults, runs, ApprovalBroker(hub))
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        built: ModelClient | None = None
+        if model is None:
+            built, config, problem = await asyncio.to_thread(_configured_model, settings)
+            runs.set_model(built, config, problem)
+        for handle in vaults.handles():
+            await asyncio.to_thread(handle.open)
+        try:
+            yield
+        finally:
+            await runs.shutdown()
+            for handle in vaults.handles():
+                await asyncio.to_thread(handle.close)
+            await _close_model(built)
+
+    app = FastAPI(
+        title="vaultpilot Agent Communication Server",
+        version=vaultpilot.__version__,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/openapi.json",
+        lifespan=lifespan,
+    )
+    _install_error_handlers(app)
+    _routes(app, state)
+    describe(app)
+    hosts = {settings.host.lower()}
+    if settings.allow_remote and not is_loopback(settings.host):
+        hosts.add("*" if settings.host in ("0.0.0.0", "::") else settings.host)  # noqa: S104
+    app.add_middleware(
+        SecurityMiddleware,
+        keys=keys,
+        allowed_origins=settings.allowed_origins,
+        allowed_hosts=hosts,
+    )
+    app.state.vaultpilot = state
+    return app

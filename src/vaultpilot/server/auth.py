@@ -1,0 +1,213 @@
+"""The gate in front of every route: Host, Origin and the API key, as pure ASGI middleware.
+
+``SecurityMiddleware`` wraps the whole application, so every HTTP request and every WebSocket
+handshake passes it before any routing, including routes added later, unknown paths and
+``/openapi.json``. In order:
+
+1. **Host** must name this machine (``localhost``, ``127.0.0.0/8``, ``::1``) or, with
+   ``allow_remote``, the address the server listens on. A web page reached through DNS
+   rebinding carries its own host name here and is refused (403 ``forbidden``).
+2. **Origin**, when present (browsers send it), must be the server's own origin (same scheme
+   host and port as the Host header, on a loopback host) or one of ``allowed_origins``.
+   ``Sec-Fetch-Site: cross-site`` is refused as well. No CORS headers are ever sent, so a
+   foreign page cannot read a reply either (403 ``forbidden``).
+3. **The key**: ``Authorization: Bearer <key>``, compared in constant time (401
+   ``unauthorized``, with ``WWW-Authenticate: Bearer``). A key in the query string is refused
+   outright: URLs end up in logs and histories. A WebSocket handshake may instead offer the key
+   as a subprotocol ``vaultpilot.key.<key>`` (with ``vaultpilot`` beside it, which the server
+   selects; the key itself is never echoed), or carry no key at all: it is then accepted in
+   the ``pending`` state and the WebSocket endpoint must read an ``Authenticate`` command as
+   its first message before anything else (``ws_auth_state``).
+
+Refusals of HTTP requests are JSON envelopes (``envelope.failure``) with status 401 or 403; a
+refused WebSocket handshake is closed before it is accepted, which the server answers with HTTP
+403 whatever the reason.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Literal
+from urllib.parse import parse_qsl, urlsplit
+
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from vaultpilot.server.envelope import ErrorCode, failure
+from vaultpilot.server.keyfile import KeyStore
+from vaultpilot.server.settings import is_loopback
+
+__all__ = [
+    "KEY_SUBPROTOCOL_PREFIX",
+    "SUBPROTOCOL",
+    "AuthState",
+    "SecurityMiddleware",
+    "bearer_key",
+    "host_name",
+    "ws_auth_state",
+    "ws_subprotocol",
+]
+
+SUBPROTOCOL = "vaultpilot"
+KEY_SUBPROTOCOL_PREFIX = "vaultpilot.key."
+_URL_KEY_NAMES = frozenset({"key", "token", "api_key", "apikey", "access_token", "auth"})
+_STATE_AUTH = "vaultpilot.auth"
+_STATE_PROTOCOL = "vaultpilot.subprotocol"
+AuthState = Literal["ok", "pending"]
+
+
+def bearer_key(value: str | None) -> str | None:
+    """The key of an ``Authorization: Bearer <key>`` header, else None."""
+    if not value:
+        return None
+    scheme, _, key = value.strip().partition(" ")
+    if scheme.lower() != "bearer" or not key.strip():
+        return None
+    return key.strip()
+
+
+def host_name(host: str) -> str:
+    """The host part of a Host header or netloc (``[::1]:80`` → ``::1``), lower-cased."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host[1:]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def ws_auth_state(scope: Scope) -> AuthState:
+    """Whether a WebSocket handshake carried a good key (``ok``) or none (``pending``)."""
+    state: AuthState = scope.get("state", {}).get(_STATE_AUTH, "pending")
+    return state
+
+
+def ws_subprotocol(scope: Scope) -> str | None:
+    """The subprotocol to select when accepting (``vaultpilot`` if the client offered it)."""
+    value: str | None = scope.get("state", {}).get(_STATE_PROTOCOL)
+    return value
+
+
+class SecurityMiddleware:
+    """Refuses foreign hosts, foreign origins and missing or wrong keys (see the module)."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        keys: KeyStore,
+        allowed_origins: Iterable[str] = (),
+        allowed_hosts: Iterable[str] = (),
+    ) -> None:
+        self.app = app
+        self.keys = keys
+        self.allowed_origins = frozenset(o.rstrip("/").lower() for o in allowed_origins)
+        self.allowed_hosts = frozenset(h.lower() for h in allowed_hosts)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        problem = self._foreign(headers)
+        if problem is not None:
+            await _deny(scope, receive, send, 403, "forbidden", problem)
+            return
+        if _key_in_url(scope):
+            await _deny(
+                scope,
+                receive,
+                send,
+                401,
+                "unauthorized",
+                "The key is never accepted in the URL (URLs end up in logs and histories). "
+                "Send it as 'Authorization: Bearer <key>'.",
+            )
+            return
+        key = bearer_key(headers.get("authorization"))
+        state = scope.setdefault("state", {})
+        if scope["type"] == "websocket":
+            offered = list(scope.get("subprotocols") or [])
+            if SUBPROTOCOL in offered:
+                state[_STATE_PROTOCOL] = SUBPROTOCOL
+            if key is None:
+                key = next(
+                    (
+                        p[len(KEY_SUBPROTOCOL_PREFIX) :]
+                        for p in offered
+                        if p.startswith(KEY_SUBPROTOCOL_PREFIX)
+                    ),
+                    None,
+                )
+            if key is None:
+                state[_STATE_AUTH] = "pending"
+                await self.app(scope, receive, send)
+                return
+        if not self.keys.check(key):
+            message = (
+                "Missing API key: send 'Authorization: Bearer <key>' (the key is in the server's "
+                "key file; `vaultpilot serve` prints where)."
+                if key is None
+                else "Wrong API key. Use the key in the server's key file (it changes with "
+                "`vaultpilot key rotate`)."
+            )
+            await _deny(scope, receive, send, 401, "unauthorized", message)
+            return
+        state[_STATE_AUTH] = "ok"
+        await self.app(scope, receive, send)
+
+    def _foreign(self, headers: Headers) -> str | None:
+        host = headers.get("host")
+        if not host:
+            return "The request has no Host header; send one naming this server."
+        name = host_name(host)
+        if not (is_loopback(name) or name in self.allowed_hosts or "*" in self.allowed_hosts):
+            return (
+                f"Host '{host}' is not this server: it answers only to localhost, 127.0.0.1 "
+                "and ::1 (a page reached through another name is refused)."
+            )
+        if headers.get("sec-fetch-site", "").lower() == "cross-site":
+            return "Cross-site requests from web pages are refused."
+        origin = headers.get("origin")
+        if origin is None or origin.rstrip("/").lower() in self.allowed_origins:
+            return None
+        parts = urlsplit(origin.lower())
+        own = (
+            parts.scheme in ("http", "https", "ws", "wss")
+            and parts.netloc == host.lower()
+            and is_loopback(host_name(parts.netloc))
+        )
+        if own:
+            return None
+        return (
+            f"Origin '{origin}' is not allowed: only this server's own pages may call it. "
+            "Add a trusted origin to [server] allowed_origins in the config file."
+        )
+
+
+def _key_in_url(scope: Scope) -> bool:
+    raw = scope.get("query_string", b"")
+    if not raw:
+        return False
+    names = {k.lower() for k, _ in parse_qsl(raw.decode("latin-1"), keep_blank_values=True)}
+    return bool(names & _URL_KEY_NAMES)
+
+
+async def _deny(
+    scope: Scope, receive: Receive, send: Send, status: int, code: ErrorCode, message: str
+) -> None:
+    body = json.dumps(failure(None, None, code, message)).encode("utf-8")
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode("ascii")),
+    ]
+    if status == 401:
+        headers.append((b"www-authenticate", b'Bearer realm="vaultpilot"'))
+    if scope["type"] == "http":
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+        return
+    # A WebSocket handshake is refused by closing it before accepting: every ASGI server then
+    # answers HTTP 403 (uvicorn's sans-I/O implementation mishandles denial response bodies).
+    message_in = await receive()  # websocket.connect
+    if message_in["type"] == "websocket.connect":
+        await send({"type": "websocket.close", "code": 1008, "reason": message[:120]})

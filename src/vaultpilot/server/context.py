@@ -1,0 +1,92 @@
+"""GetVaultContext: the ``IAgentVaultContext`` of one vault, built from the index and the runs.
+
+* ``vaultId``: the VaultID asked for.
+* ``currentGoal``: the goal of the vault's active agent run, else of its last run, else "".
+* ``systemPrompt``: the built-in agent's system prompt for this vault (its role, how it uses the
+  tools, today's date and the vault's facts), so an external agent can act the same way.
+* ``stateSummary``: a few lines: the vault's size, the most recently changed notes, the agent's
+  state and the last status an agent reported.
+* ``activeFiles``: the notes the active (else last) run named in its tool calls or attached with
+  ``@``, in first-named order.
+* ``availableTools``: the commands an agent may call here: the five of the specification
+  (``ExecuteShell`` only when enabled) and the three vault tools.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vaultpilot.agent.prompt import build_system_prompt
+from vaultpilot.agent.vault_tools import VaultTools
+from vaultpilot.index.lookup import folder_note_counts
+from vaultpilot.server.models import ACS_TOOLS, AGENT_TOOLS
+from vaultpilot.server.runs import RunRecord
+from vaultpilot.tools import ToolContext, call_tool
+
+__all__ = ["StatusRecord", "available_tools", "build_vault_context"]
+
+_RECENT = 5
+
+
+@dataclass(frozen=True, slots=True)
+class StatusRecord:
+    """The last ReportStatus of a vault."""
+
+    status: str
+    message: str
+    time: float
+
+
+def available_tools(*, shell_enabled: bool) -> list[str]:
+    names = [n for n in ACS_TOOLS if shell_enabled or n != "ExecuteShell"]
+    return [*names, *AGENT_TOOLS]
+
+
+def _vault_facts(ctx: ToolContext) -> tuple[str, list[str], int, int]:
+    """The system prompt, the most recent notes, the note and folder counts (one locked call)."""
+    tools = VaultTools(ctx)
+    prompt = build_system_prompt(tools.facts())
+    counts = folder_note_counts(ctx.conn)
+    notes = sum(n for n, _ in counts.values())
+    folders = sum(1 for folder, (n, _) in counts.items() if folder and n)
+    recent = call_tool(
+        ctx,
+        "obsidian_query_vault",
+        {"queryType": "recent_changes", "limit": _RECENT, "responseFormat": "concise"},
+    )
+    paths = [str(r["path"]) for r in recent.get("results", []) if "path" in r]
+    return prompt, paths, notes, folders
+
+
+def _agent_line(record: RunRecord | None) -> str:
+    if record is None:
+        return "Agent: no run yet."
+    state = "working on" if record.active else "last run was"
+    return f'Agent: {state} "{record.goal}" (run {record.run_id}, {record.agent}).'
+
+
+def build_vault_context(
+    ctx: ToolContext,
+    *,
+    vault_id: str,
+    record: RunRecord | None,
+    status: StatusRecord | None,
+    shell_enabled: bool,
+) -> dict[str, object]:
+    """The ``IAgentVaultContext`` JSON (blocking: call under the vault's lock, in a thread)."""
+    prompt, recent, notes, folders = _vault_facts(ctx)
+    lines = [f"Vault '{ctx.root.name}' (VaultID {vault_id}): {notes} notes in {folders} folders."]
+    if recent:
+        lines.append("Recently changed: " + ", ".join(recent) + ".")
+    lines.append(_agent_line(record))
+    if status is not None:
+        said = f": {status.message}" if status.message else ""
+        lines.append(f"Last reported status: {status.status}{said}")
+    return {
+        "vaultId": vault_id,
+        "currentGoal": record.goal if record else "",
+        "systemPrompt": prompt,
+        "stateSummary": "\n".join(lines),
+        "activeFiles": list(record.files) if record else [],
+        "availableTools": available_tools(shell_enabled=shell_enabled),
+    }

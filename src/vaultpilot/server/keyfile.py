@@ -1,0 +1,150 @@
+"""The server's API key: made with ``secrets``, kept in one file readable by its owner only.
+
+Contract:
+
+* ``ensure_key(path)`` returns ``(key, created)``: it reads the key file, or, when there is none,
+  generates a key (``secrets.token_urlsafe(32)``: 43 URL-safe characters, 256 bits) and writes it
+  with mode 0600 (created with that mode, never widened). A key file that others may read is
+  tightened to 0600 on the way. The caller shows a new key once, with the path.
+* ``rotate_key(path)`` replaces the key atomically (temporary file, fsync, rename) and returns
+  the new one. A running server picks it up on the next request (``KeyStore``).
+* ``KeyStore.current()`` is the key in force: re-read only when the file's ``stat`` changes, so a
+  rotation takes effect at once without a restart.
+* ``keys_match(given, expected)`` compares in constant time.
+
+Failures raise ``SetupError`` (an unreadable or empty key file, says how to fix it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import os
+import secrets
+import stat
+from pathlib import Path
+
+from vaultpilot.errors import SetupError
+
+__all__ = [
+    "KEY_ENV",
+    "KeyStore",
+    "ensure_key",
+    "key_path",
+    "keys_match",
+    "new_key",
+    "read_key",
+    "rotate_key",
+]
+
+KEY_ENV = "VAULTPILOT_SERVER_KEY"  # how child agent processes receive the key
+_MIN_LEN = 32
+
+
+def key_path(root: Path) -> Path:
+    """Where a data root keeps the server's key: ``<root>/server.key``."""
+    return root / "server.key"
+
+
+def new_key() -> str:
+    """A fresh key: 256 random bits as URL-safe text (valid in headers and subprotocols)."""
+    return secrets.token_urlsafe(32)
+
+
+def keys_match(given: str | None, expected: str) -> bool:
+    """Constant-time comparison of a presented key with the key in force."""
+    if not given:
+        return False
+    return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
+
+
+def read_key(path: Path) -> str:
+    """The key in ``path``; tightens a too-open file to 0600 first."""
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode & 0o077:
+            os.chmod(path, 0o600)
+        key = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        raise SetupError(
+            f"No API key at {path}. Start `vaultpilot serve` once to create one."
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SetupError(f"Could not read the API key file {path}: {exc}.") from None
+    if len(key) < _MIN_LEN or any(c.isspace() for c in key):
+        raise SetupError(
+            f"The API key file {path} does not hold a valid key. Run `vaultpilot key rotate` "
+            "to write a new one."
+        )
+    return key
+
+
+def _write_atomic(path: Path, key: str, *, exclusive: bool) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, (key + "\n").encode("ascii"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        if exclusive:
+            os.link(tmp, path)  # fails if another process made a key meanwhile
+        else:
+            os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+def ensure_key(path: Path) -> tuple[str, bool]:
+    """The key in ``path``, creating it when missing; ``created`` says whether it is new."""
+    if path.exists():
+        return read_key(path), False
+    key = new_key()
+    try:
+        _write_atomic(path, key, exclusive=True)
+    except FileExistsError:
+        return read_key(path), False
+    except OSError as exc:
+        raise SetupError(f"Could not write the API key to {path}: {exc.strerror}.") from None
+    return key, True
+
+
+def rotate_key(path: Path) -> str:
+    """Replace the key in ``path`` with a new one (created if there was none); returns it."""
+    key = new_key()
+    try:
+        _write_atomic(path, key, exclusive=False)
+    except OSError as exc:
+        raise SetupError(f"Could not write the API key to {path}: {exc.strerror}.") from None
+    return key
+
+
+class KeyStore:
+    """The key in force for a running server, following the file when it is rotated."""
+
+    def __init__(self, path: Path, key: str) -> None:
+        self.path = path
+        self._key = key
+        self._stamp = self._stat()
+
+    def _stat(self) -> tuple[int, int, int] | None:
+        try:
+            st = self.path.stat()
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    def current(self) -> str:
+        """The key in force (re-read when the file changed; kept if the file went bad)."""
+        stamp = self._stat()
+        if stamp is not None and stamp != self._stamp:
+            with contextlib.suppress(SetupError):
+                self._key = read_key(self.path)
+                self._stamp = stamp
+        return self._key
+
+    def check(self, given: str | None) -> bool:
+        return keys_match(given, self.current())

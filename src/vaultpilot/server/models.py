@@ -1,0 +1,307 @@
+"""The server's wire shapes, as pydantic models: the OpenAPI document is generated from them.
+
+* ``ToolCommand`` is the specification's ``IToolCommand`` (``{id, commandName, arguments,
+  timestamp}``), the one request shape of ``POST /rpc`` and of WebSocket frames.
+* One arguments model per command. Names follow the specification's tables (``VaultID``,
+  ``FilePath``, ``Content``, ``Changes``, ``Command``, ``Status``, ``Message``; the UI commands
+  ``goal``, ``vaultId``, ``force``, ``toolName``, ``arguments``); camelCase and PascalCase
+  spellings of the same name are both accepted. Unknown arguments are refused.
+* One result model per command; ``VaultContext`` is ``IAgentVaultContext`` exactly.
+
+``UpdateNote``'s ``Changes`` takes two forms:
+
+* a string: the note's whole new content (if it has no frontmatter, the note keeps its own);
+* an object naming what changes: ``content`` (the whole new body, as above), ``append`` (text
+  added at the end), ``frontmatter`` (properties to set; null removes one), and optionally
+  ``expectedVersion`` (refuse the change if the note changed since that version was read).
+  ``content`` and ``append`` exclude each other; ``frontmatter`` goes with either or alone.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
+
+__all__ = [
+    "ACS_TOOLS",
+    "AGENT_TOOLS",
+    "ARGUMENT_MODELS",
+    "UI_COMMANDS",
+    "WS_ONLY",
+    "ApproveToolCallArgs",
+    "ApproveToolCallResult",
+    "AuthenticateArgs",
+    "CommandName",
+    "CreateNoteArgs",
+    "CreateNoteResult",
+    "ExecuteShellArgs",
+    "GetVaultContextArgs",
+    "InterruptAgentArgs",
+    "InterruptAgentResult",
+    "NoteChanges",
+    "ReportStatusArgs",
+    "ShellResult",
+    "StartAgentArgs",
+    "StartAgentResult",
+    "SubscribeArgs",
+    "SuccessResult",
+    "ToolCommand",
+    "ToolOverrideArgs",
+    "ToolOverrideResult",
+    "UpdateNoteArgs",
+    "UpdateNoteResult",
+    "VaultContext",
+    "VaultInfo",
+]
+
+ACS_TOOLS = ("GetVaultContext", "ExecuteShell", "CreateNote", "UpdateNote", "ReportStatus")
+AGENT_TOOLS = ("obsidian_query_vault", "obsidian_get_context", "obsidian_vault_manager")
+UI_COMMANDS = ("StartAgent", "InterruptAgent", "ToolOverride", "ApproveToolCall")
+WS_ONLY = ("Authenticate", "Subscribe")
+
+CommandName = Literal[
+    "GetVaultContext",
+    "ExecuteShell",
+    "CreateNote",
+    "UpdateNote",
+    "ReportStatus",
+    "obsidian_query_vault",
+    "obsidian_get_context",
+    "obsidian_vault_manager",
+    "StartAgent",
+    "InterruptAgent",
+    "ToolOverride",
+    "ApproveToolCall",
+    "Authenticate",
+    "Subscribe",
+]
+
+
+def _names(*names: str) -> AliasChoices:
+    return AliasChoices(*names)
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=False)
+
+
+VaultIdArg = Annotated[
+    str | None,
+    Field(
+        validation_alias=_names("VaultID", "vaultId"),
+        max_length=64,
+        description="A configured vault's ID; may be left out when the server has one vault.",
+    ),
+]
+
+
+class ToolCommand(BaseModel):
+    """``IToolCommand``: one request, answered by one envelope with the same ``id``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, max_length=200, description="Echoed in the reply.")
+    commandName: CommandName = Field(description="The command or tool to run.")
+    arguments: dict[str, Any] = Field(
+        default_factory=dict, description="The command's arguments (see its schema)."
+    )
+    timestamp: float = Field(description="When the command was sent (ms since the epoch).")
+
+
+class GetVaultContextArgs(_Args):
+    vault_id: VaultIdArg = None
+
+
+class ExecuteShellArgs(_Args):
+    command: str | list[str] = Field(
+        validation_alias=_names("Command", "command"),
+        description="The command line, split like a POSIX shell into an argument list (no "
+        "shell runs unless the server allows it), or the argument list itself.",
+    )
+    vault_id: VaultIdArg = None
+
+
+class CreateNoteArgs(_Args):
+    file_path: str = Field(
+        validation_alias=_names("FilePath", "filePath"),
+        min_length=1,
+        max_length=1024,
+        description="The new note's path in the vault, e.g. 'Projects/Plan.md'.",
+    )
+    content: str = Field("", validation_alias=_names("Content", "content"))
+    vault_id: VaultIdArg = None
+
+
+class NoteChanges(_Args):
+    """The object form of ``Changes`` (see the module docstring)."""
+
+    content: str | None = Field(None, description="The whole new content of the note.")
+    append: str | None = Field(None, description="Text added at the end of the note.")
+    frontmatter: dict[str, Any] | None = Field(
+        None, description="Properties to set; a null value removes the property."
+    )
+    expected_version: str | None = Field(
+        None,
+        validation_alias=_names("expectedVersion", "expected_version"),
+        max_length=64,
+        description="Refuse the change if the note is no longer at this version.",
+    )
+
+    @model_validator(mode="after")
+    def _one_change(self) -> NoteChanges:
+        if self.content is not None and self.append is not None:
+            raise ValueError("give 'content' (replace) or 'append', not both")
+        if self.content is None and self.append is None and not self.frontmatter:
+            raise ValueError("name a change: 'content', 'append' or 'frontmatter'")
+        return self
+
+
+class UpdateNoteArgs(_Args):
+    file_path: str = Field(
+        validation_alias=_names("FilePath", "filePath"), min_length=1, max_length=1024
+    )
+    changes: str | NoteChanges = Field(
+        validation_alias=_names("Changes", "changes"),
+        description="The whole new content (a string), or an object with 'content', 'append', "
+        "'frontmatter' and optionally 'expectedVersion'.",
+    )
+    vault_id: VaultIdArg = None
+
+
+class ReportStatusArgs(_Args):
+    status: str = Field(
+        validation_alias=_names("Status", "status"),
+        min_length=1,
+        max_length=100,
+        description="The agent's state, e.g. 'planning', 'executing', 'waiting', 'done'.",
+    )
+    message: str = Field("", validation_alias=_names("Message", "message"), max_length=10_000)
+    vault_id: VaultIdArg = None
+
+
+class StartAgentArgs(_Args):
+    goal: str = Field(validation_alias=_names("goal", "Goal"), min_length=1, max_length=50_000)
+    vault_id: str | None = Field(None, validation_alias=_names("vaultId", "VaultID"), max_length=64)
+
+
+class InterruptAgentArgs(_Args):
+    force: bool = Field(False, validation_alias=_names("force", "Force"))
+    run_id: str | None = Field(None, validation_alias=_names("runId", "RunID"), max_length=64)
+    vault_id: str | None = Field(None, validation_alias=_names("vaultId", "VaultID"), max_length=64)
+
+
+class ToolOverrideArgs(_Args):
+    tool_name: str = Field(
+        validation_alias=_names("toolName", "ToolName"), min_length=1, max_length=100
+    )
+    arguments: dict[str, Any] = Field(
+        default_factory=dict,
+        validation_alias=_names("arguments", "Arguments"),
+        description="The arguments to run the tool with instead of the agent's.",
+    )
+    result: dict[str, Any] | None = Field(
+        None, description="A result to hand the agent as is, instead of running the tool."
+    )
+    call_id: str | None = Field(
+        None,
+        validation_alias=_names("callId", "CallID"),
+        max_length=200,
+        description="Which pending call (default: the one pending call of toolName).",
+    )
+
+
+class ApproveToolCallArgs(_Args):
+    call_id: str = Field(validation_alias=_names("callId", "CallID"), min_length=1, max_length=200)
+    approved: bool
+    reason: str | None = Field(None, max_length=2000)
+
+
+class SubscribeArgs(_Args):
+    role: Literal["ui", "agent"] = Field(
+        "ui", description="'agent': also receive StartAgent, InterruptAgent and ToolOverride."
+    )
+
+
+class AuthenticateArgs(_Args):
+    key: str = Field(min_length=1, max_length=512)
+
+
+ARGUMENT_MODELS: dict[str, type[BaseModel]] = {
+    "GetVaultContext": GetVaultContextArgs,
+    "ExecuteShell": ExecuteShellArgs,
+    "CreateNote": CreateNoteArgs,
+    "UpdateNote": UpdateNoteArgs,
+    "ReportStatus": ReportStatusArgs,
+    "StartAgent": StartAgentArgs,
+    "InterruptAgent": InterruptAgentArgs,
+    "ToolOverride": ToolOverrideArgs,
+    "ApproveToolCall": ApproveToolCallArgs,
+    "Subscribe": SubscribeArgs,
+    "Authenticate": AuthenticateArgs,
+}
+
+
+class VaultContext(BaseModel):
+    """``IAgentVaultContext``, field for field."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    vaultId: str
+    currentGoal: str
+    systemPrompt: str
+    stateSummary: str
+    activeFiles: list[str]
+    availableTools: list[str]
+
+
+class ShellResult(BaseModel):
+    Stdout: str
+    Stderr: str
+    ExitCode: int = Field(description="The exit status; 124 when stopped by the timeout.")
+    TimedOut: bool
+    Truncated: bool = Field(description="Output beyond the server's cap was dropped.")
+
+
+class SuccessResult(BaseModel):
+    Success: bool
+
+
+class CreateNoteResult(BaseModel):
+    Success: bool
+    NoteURI: str = Field(description="obsidian://open?vault=...&file=... for the new note.")
+    Version: str = Field(description="The note's version, for a later expectedVersion.")
+
+
+class UpdateNoteResult(BaseModel):
+    Success: bool
+    Version: str
+
+
+class StartAgentResult(BaseModel):
+    runId: str
+    vaultId: str
+    goal: str
+    agent: Literal["builtin", "external"]
+
+
+class InterruptAgentResult(BaseModel):
+    interrupted: list[str] = Field(description="The runs told to stop.")
+    force: bool
+
+
+class ToolOverrideResult(BaseModel):
+    runId: str
+    callId: str
+    toolName: str
+    result: dict[str, Any] = Field(description="The result the agent receives.")
+
+
+class ApproveToolCallResult(BaseModel):
+    callId: str
+    approved: bool
+
+
+class VaultInfo(BaseModel):
+    vaultId: str
+    name: str

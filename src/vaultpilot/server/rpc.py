@@ -1,0 +1,353 @@
+"""The command table: every RPC command's handler, and the one way to run a command.
+
+``dispatch(state, command, sub)`` runs one ``ToolCommand`` and returns its envelope; it never
+raises. ``dispatch_text`` does the same for a raw WebSocket frame (JSON text). ``POST /rpc``, the
+per-command REST routes and ``/ws`` all end here, so a command behaves the same on every route.
+
+Arguments are validated by the command's model (``models.ARGUMENT_MODELS``); the three vault
+tools validate their own (``vaultpilot.tools.registry``), after ``VaultID`` is taken out.
+Failures become envelope errors through ``envelope.error_for``; a validation problem is an
+``invalid_argument`` error naming each bad argument and what is valid.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from vaultpilot.errors import InvalidArgumentError, NotFoundError, RequestError, VaultpilotError
+from vaultpilot.server.context import StatusRecord, build_vault_context
+from vaultpilot.server.envelope import error_for, failure, internal_failure, success
+from vaultpilot.server.models import (
+    AGENT_TOOLS,
+    ARGUMENT_MODELS,
+    WS_ONLY,
+    ApproveToolCallArgs,
+    CreateNoteArgs,
+    ExecuteShellArgs,
+    GetVaultContextArgs,
+    InterruptAgentArgs,
+    NoteChanges,
+    ReportStatusArgs,
+    StartAgentArgs,
+    SubscribeArgs,
+    ToolCommand,
+    ToolOverrideArgs,
+    UpdateNoteArgs,
+)
+from vaultpilot.server.shell import plan_command, run_plan
+from vaultpilot.server.state import ServerState
+from vaultpilot.server.validation import explain
+from vaultpilot.server.vaults import VaultHandle
+from vaultpilot.server.ws import Subscriber
+from vaultpilot.tools import ToolContext, run_tool
+
+__all__ = ["COMMANDS", "dispatch", "dispatch_text", "execute", "parse_command"]
+
+log = logging.getLogger(__name__)
+Handler = Callable[[ServerState, Any, Subscriber | None], Awaitable[dict[str, Any]]]
+
+
+def _arguments(name: str, raw: dict[str, Any]) -> Any:
+    model = ARGUMENT_MODELS[name]
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise InvalidArgumentError(
+            explain(f"arguments for {name}", model, exc.errors(include_url=False))
+        ) from None
+
+
+# ----- handlers
+async def _tool(vault: VaultHandle, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    def call(ctx: ToolContext) -> dict[str, Any]:
+        outcome = run_tool(ctx, name, arguments)
+        if outcome.error is not None:
+            raise outcome.error
+        return outcome.result
+
+    return await vault.run(call)
+
+
+async def _get_vault_context(
+    state: ServerState, args: GetVaultContextArgs, _sub: Subscriber | None
+) -> dict[str, Any]:
+    vault = state.vaults.get(args.vault_id)
+    vid = vault.vault_id
+    record, status = state.runs.latest(vid), state.statuses.get(vid)
+    enabled = state.settings.shell.enabled
+    return await vault.run(
+        lambda ctx: build_vault_context(
+            ctx, vault_id=vid, record=record, status=status, shell_enabled=enabled
+        )
+    )
+
+
+async def _execute_shell(
+    state: ServerState, args: ExecuteShellArgs, _sub: Subscriber | None
+) -> dict[str, Any]:
+    vault = state.vaults.get(args.vault_id)
+    policy = state.settings.shell
+    plan = plan_command(policy, args.command)
+    if not plan.allowlisted:
+        answer = await state.approvals.ask(
+            vault_id=vault.vault_id,
+            name="ExecuteShell",
+            arguments={"Command": plan.display, "VaultID": vault.vault_id, "shell": plan.via_shell},
+            reason=f"Run `{plan.display}` in the vault '{vault.vault_id}'? It is not on the "
+            "shell allowlist.",
+            timeout=policy.approval_timeout,
+        )
+        if not answer.approved:
+            raise RequestError(
+                f"ExecuteShell was not approved ({answer.reason}), so `{plan.display}` did not run."
+            )
+    out = await run_plan(plan, cwd=vault.root, policy=policy)
+    return {
+        "Stdout": out.stdout,
+        "Stderr": out.stderr,
+        "ExitCode": out.exit_code,
+        "TimedOut": out.timed_out,
+        "Truncated": out.truncated,
+    }
+
+
+async def _create_note(
+    state: ServerState, args: CreateNoteArgs, _sub: Subscriber | None
+) -> dict[str, Any]:
+    vault = state.vaults.get(args.vault_id)
+    request = {"operation": "create_note", "target": args.file_path, "content": args.content}
+    result = await _tool(vault, "obsidian_vault_manager", request)
+    path = str(result["affectedPaths"][0])
+    return {"Success": True, "NoteURI": vault.note_uri(path), "Version": result.get("version", "")}
+
+
+def _update_request(args: UpdateNoteArgs) -> dict[str, Any]:
+    changes = args.changes
+    if isinstance(changes, str):
+        return {"operation": "update_note", "target": args.file_path, "content": changes}
+    request: dict[str, Any] = {"target": args.file_path}
+    if isinstance(changes, NoteChanges) and changes.append is not None:
+        request.update(operation="append_note", content=changes.append)
+    else:
+        request["operation"] = "update_note"
+        if changes.content is not None:
+            request["content"] = changes.content
+    if changes.frontmatter:
+        request["metadata"] = changes.frontmatter
+    if changes.expected_version:
+        request["expectedVersion"] = changes.expected_version
+    return request
+
+
+async def _update_note(
+    state: ServerState, args: UpdateNoteArgs, _sub: Subscriber | None
+) -> dict[str, Any]:
+    vault = state.vaults.get(args.vault_id)
+    result = await _tool(vault, "obsidian_vault_manager", _update_request(args))
+    return {"Success": True, "Version": result.get("version", "")}
+
+
+async def _report_status(
+    state: ServerState, args: ReportStatusArgs, _sub: Subscriber | None
+) -> dict[str, Any]:
+    vault_id: str | None = None
+    if args.vault_id is not None or len(state.vaults.ids()) == 1:
+        vault_id = state.vaults.get(args.vault_id).vault_id
+    now = time.time()
+    if vault_id is not None:
+        state.statuses[vault_id] = StatusRecord(args.status, args.message, now)
+        state.runs.finish_external(vault_id, args.status)
+    record = state.runs.latest(vault_id) if vault_id else None
+    state.hub.publish(
+        {
+            "type": "status",
+            "vaultId": vault_id,
+            "runId": record.run_id if record and record.active else None,
+            "status": args.status,
+            "message": args.message,
+            "source": "rpc",
+            "time": now,
+        }
+    )
+    return {"Success": True}
+
+
+async def _start_agent(
+    state: ServerState, args: StartAgentArgs, _sub: Subscriber | None
+) -> dict[str, Any]:
+    vault = state.vaults.get(args.vault_id)
+    record = await state.runs.start(vault, args.goal)
+    return {
+        "runId": record.run_id,
+        "vaultId": vault.vault_id,
+        "goal": args.goal,
+        "agent": record.agent,
+    }
+
+
+async def _interrupt_agent(
+    state: ServerState, args: InterruptAgentArgs, _sub: Subscriber | None
+) -> dict[str, Any]:
+    if args.vault_id is not None:
+        state.vaults.get(args.vault_id)  # an unknown vault is its own error
+    ids = state.runs.interrupt(force=args.force, run_id=args.run_id, vault_id=args.vault_id)
+    return {"interrupted": ids, "force": args.force}
+
+
+async def _tool_override(
+    state: ServerState, args: ToolOverrideArgs, _sub: Subscriber | None
+) -> dict[str, Any]:
+    try:
+        record, call_id = state.runs.find_pending(args.tool_name, args.call_id)
+    except NotFoundError:
+        external = [r for r in state.runs.active() if r.agent == "external"]
+        if not external:
+            raise
+        record = external[0]
+        forwarded = {
+            "toolName": args.tool_name,
+            "arguments": args.arguments,
+            "result": args.result,
+            "callId": args.call_id,
+            "runId": record.run_id,
+        }
+        state.runs.forward_override(record, forwarded)
+        return {
+            "runId": record.run_id,
+            "callId": args.call_id or "",
+            "toolName": args.tool_name,
+            "result": args.result or {},
+        }
+    if args.result is not None:
+        result = args.result
+    elif args.tool_name in AGENT_TOOLS:
+        vault = state.vaults.get(record.vault_id)
+        result = await vault.run(lambda ctx: run_tool(ctx, args.tool_name, args.arguments).result)
+    else:
+        raise InvalidArgumentError(
+            f"Give 'result' to override a call of {args.tool_name} (the server can run only "
+            f"{', '.join(AGENT_TOOLS)} itself)."
+        )
+    if record.controls is None or not record.controls.override(call_id, result):
+        raise RequestError(f"Call '{call_id}' has already run; its result can no longer change.")
+    return {"runId": record.run_id, "callId": call_id, "toolName": args.tool_name, "result": result}
+
+
+async def _approve(
+    state: ServerState, args: ApproveToolCallArgs, _sub: Subscriber | None
+) -> dict[str, Any]:
+    call_id = args.call_id
+    if not (
+        state.approvals.answer(call_id, args.approved, args.reason)
+        or state.runs.approve(call_id, args.approved, args.reason)
+    ):
+        waiting = ", ".join([*state.approvals.pending(), *state.runs.awaiting()]) or "none"
+        raise NotFoundError(
+            f"No tool call '{call_id}' is waiting for approval (waiting: {waiting})."
+        )
+    return {"callId": call_id, "approved": args.approved}
+
+
+async def _subscribe(
+    _state: ServerState, args: SubscribeArgs, sub: Subscriber | None
+) -> dict[str, Any]:
+    assert sub is not None
+    sub.role = args.role
+    return {"role": args.role}
+
+
+async def _authenticate(_state: ServerState, _args: Any, _sub: Subscriber | None) -> dict[str, Any]:
+    return {"authenticated": True}  # reached only on a socket that is already authenticated
+
+
+COMMANDS: dict[str, Handler] = {
+    "GetVaultContext": _get_vault_context,
+    "ExecuteShell": _execute_shell,
+    "CreateNote": _create_note,
+    "UpdateNote": _update_note,
+    "ReportStatus": _report_status,
+    "StartAgent": _start_agent,
+    "InterruptAgent": _interrupt_agent,
+    "ToolOverride": _tool_override,
+    "ApproveToolCall": _approve,
+    "Subscribe": _subscribe,
+    "Authenticate": _authenticate,
+}
+
+
+# ----- running commands
+async def execute(
+    state: ServerState, name: str, arguments: dict[str, Any] | BaseModel, sub: Subscriber | None
+) -> dict[str, Any]:
+    """Run command ``name``; returns its result or raises a ``VaultpilotError``."""
+    if name in WS_ONLY and sub is None:
+        raise InvalidArgumentError(f"{name} is a WebSocket command; send it over /ws.")
+    if name in AGENT_TOOLS:
+        raw = (
+            arguments.model_dump(by_alias=True, exclude_unset=True)
+            if isinstance(arguments, BaseModel)
+            else dict(arguments)
+        )
+        vault_id = raw.pop("VaultID", None) or raw.pop("vaultId", None)
+        if vault_id is not None and not isinstance(vault_id, str):
+            raise InvalidArgumentError("VaultID must be a string naming a configured vault.")
+        return await _tool(state.vaults.get(vault_id), name, raw)
+    args = arguments if isinstance(arguments, BaseModel) else _arguments(name, arguments)
+    return await COMMANDS[name](state, args, sub)
+
+
+async def dispatch(
+    state: ServerState, command: ToolCommand, sub: Subscriber | None = None
+) -> dict[str, Any]:
+    """Run one command and return its envelope (never raises)."""
+    try:
+        result = await execute(state, command.commandName, command.arguments, sub)
+    except VaultpilotError as err:
+        code, _ = error_for(err)
+        return failure(command.id, command.commandName, code, err.message)
+    except Exception as exc:
+        log.exception("command %s failed", command.commandName)
+        return internal_failure(command.id, command.commandName, exc)
+    return success(command.id, command.commandName, result)
+
+
+def parse_command(data: Any) -> ToolCommand:
+    """Validate a decoded JSON value as an ``IToolCommand``; InvalidArgumentError if not."""
+    if not isinstance(data, dict):
+        raise InvalidArgumentError(
+            "A command must be a JSON object: {id, commandName, arguments, timestamp}."
+        )
+    try:
+        return ToolCommand.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidArgumentError(
+            explain("IToolCommand", ToolCommand, exc.errors(include_url=False))
+        ) from None
+
+
+async def dispatch_text(state: ServerState, text: str, sub: Subscriber | None) -> dict[str, Any]:
+    """Decode, validate and run one WebSocket frame; returns its envelope."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return failure(
+            None, None, "invalid_argument", f"The frame is not valid JSON ({exc.msg} at {exc.pos})."
+        )
+    try:
+        command = parse_command(data)
+    except InvalidArgumentError as err:
+        raw_id = data.get("id") if isinstance(data, dict) else None
+        raw_name = data.get("commandName") if isinstance(data, dict) else None
+        return failure(
+            raw_id if isinstance(raw_id, str) else None,
+            raw_name if isinstance(raw_name, str) else None,
+            "invalid_argument",
+            err.message,
+        )
+    return await dispatch(state, command, sub)

@@ -1,0 +1,359 @@
+"""Agent runs the server starts and steers: StartAgent, InterruptAgent, ToolOverride, approvals.
+
+Which agent runs a ``StartAgent``:
+
+* **external, spawned**: ``[server.agent] command`` is set. The server starts that program in the
+  vault's root with a scrubbed environment plus ``VAULTPILOT_API_KEY`` (the key),
+  ``VAULTPILOT_SERVER_URL``, ``VAULTPILOT_VAULT_ID``, ``VAULTPILOT_RUN_ID`` and
+  ``VAULTPILOT_GOAL``; the program calls back over ``/rpc`` or ``/ws``. The StartAgent command is
+  also pushed to ``agent`` subscribers.
+* **external, subscribed**: no command, but a socket subscribed with role ``agent``: the command
+  is pushed to it.
+* **built-in**: otherwise, the ReAct loop of ``vaultpilot.agent`` with the model, approval rules,
+  limits and instructions of the agent configuration (``vaultpilot.agent.config``) and the three
+  vault tools on a private connection to the vault's index. Every event is published
+  to every subscriber as ``{type: "event", runId, vaultId, event}``.
+
+One run per vault at a time (a second StartAgent is refused until the first ends). An external
+run ends when its agent reports a final status (``done``, ``error``, ``stopped``, ...), its
+process exits, or it is interrupted with ``force``.
+
+``Runs`` tracks, per run, the calls announced and not yet answered (for ToolOverride), the calls
+waiting for approval (for ApproveToolCall) and the notes the run named (``activeFiles``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from vaultpilot.agent.approvals import ApprovalPolicy
+from vaultpilot.agent.config import AgentConfig
+from vaultpilot.agent.controls import RunControls
+from vaultpilot.agent.events import AgentEvent, event_to_dict
+from vaultpilot.agent.loop import Agent, RunLimits, run
+from vaultpilot.agent.model import ModelClient
+from vaultpilot.agent.prompt import build_system_prompt
+from vaultpilot.agent.vault_tools import VaultTools
+from vaultpilot.errors import InvalidArgumentError, NotFoundError, RequestError, SetupError
+from vaultpilot.server.keyfile import KEY_ENV
+from vaultpilot.server.settings import ServerSettings, ShellPolicy
+from vaultpilot.server.shell import scrubbed_env
+from vaultpilot.server.vaults import VaultHandle
+from vaultpilot.server.ws import Hub
+
+__all__ = ["FINAL_STATUSES", "SERVER_URL_ENV", "RunRecord", "Runs"]
+
+SERVER_URL_ENV = "VAULTPILOT_SERVER_URL"
+FINAL_STATUSES = frozenset(
+    {"done", "completed", "finished", "error", "failed", "stopped", "interrupted", "idle"}
+)
+_FILE_ARGS = ("target", "targets", "referenceNote", "reference_note", "path")
+
+
+@dataclass(slots=True)
+class RunRecord:
+    run_id: str
+    vault_id: str
+    goal: str
+    agent: Literal["builtin", "external"]
+    controls: RunControls | None = None
+    task: asyncio.Task[None] | None = None
+    child: asyncio.subprocess.Process | None = None
+    pending: dict[str, str] = field(default_factory=dict)  # call id -> tool name
+    awaiting: set[str] = field(default_factory=set)  # call ids waiting for approval
+    files: list[str] = field(default_factory=list)
+    active: bool = True
+
+    def note_files(self, arguments: dict[str, Any] | None) -> None:
+        for key in _FILE_ARGS:
+            value = (arguments or {}).get(key)
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, str) and item and item not in self.files:
+                    self.files.append(item)
+
+
+class Runs:
+    """Every run of one server, the active ones and the last one per vault."""
+
+    def __init__(
+        self,
+        *,
+        settings: ServerSettings,
+        hub: Hub,
+        key: Callable[[], str],
+        model: ModelClient | None,
+        config: AgentConfig | None = None,
+    ) -> None:
+        self._settings = settings
+        self._hub = hub
+        self._key = key
+        self._model = model
+        self._config = config or AgentConfig()
+        self._no_model = (
+            "No model is configured for the built-in agent (see `vaultpilot config`), and no "
+            "external agent is connected (a WebSocket that sends Subscribe with role 'agent')."
+        )
+        self._by_vault: dict[str, RunRecord] = {}  # the latest run of each vault
+
+    def set_model(self, model: ModelClient | None, config: AgentConfig, problem: str = "") -> None:
+        """The built-in agent's model and settings (made at start-up from the agent config);
+        ``problem`` says why there is no model, for StartAgent to report."""
+        self._model = model
+        self._config = config
+        if problem:
+            self._no_model = problem
+
+    # ----- queries
+    def latest(self, vault_id: str) -> RunRecord | None:
+        return self._by_vault.get(vault_id)
+
+    def active(self) -> list[RunRecord]:
+        return [r for r in self._by_vault.values() if r.active]
+
+    # ----- StartAgent
+    async def start(self, vault: VaultHandle, goal: str) -> RunRecord:
+        current = self._by_vault.get(vault.vault_id)
+        if current is not None and current.active:
+            raise RequestError(
+                f"An agent run ({current.run_id}) is already working on vault "
+                f"'{vault.vault_id}'. Wait for it to finish or send InterruptAgent first."
+            )
+        run_id = f"run-{uuid.uuid4().hex[:12]}"
+        if self._settings.agent.command or self._hub.count("agent"):
+            record = RunRecord(run_id, vault.vault_id, goal, "external")
+            self._by_vault[vault.vault_id] = record
+            self._hub.publish(
+                {
+                    "type": "command",
+                    "id": run_id,
+                    "commandName": "StartAgent",
+                    "arguments": {"goal": goal, "vaultId": vault.vault_id, "runId": run_id},
+                },
+                role="agent",
+            )
+            if self._settings.agent.command:
+                await self._spawn(record, vault)
+            return record
+        if self._model is None:
+            raise SetupError(self._no_model)
+        agent = await asyncio.to_thread(self._build_agent, vault, self._model)
+        record = RunRecord(run_id, vault.vault_id, goal, "builtin", controls=RunControls())
+        self._by_vault[vault.vault_id] = record
+        record.task = asyncio.create_task(self._drive(record, agent))
+        return record
+
+    def _build_agent(self, vault: VaultHandle, model: ModelClient) -> Agent:
+        ctx = vault.open_run_context()
+        cfg = self._config
+        try:
+            tools = VaultTools(ctx)
+            prompt = build_system_prompt(tools.facts(), extra=cfg.instructions)
+        except BaseException:
+            ctx.conn.close()
+            raise
+        policy = ApprovalPolicy().with_rules(cfg.approvals)
+        limits = RunLimits(cfg.max_steps, cfg.token_budget, cfg.attach_budget)
+        return Agent(model, tools, prompt, policy, limits, vault=tools)
+
+    async def _drive(self, record: RunRecord, agent: Agent) -> None:
+        try:
+            async for event in run(
+                agent, record.goal, controls=record.controls, run_id=record.run_id
+            ):
+                self._track(record, event)
+                self._hub.publish(
+                    {
+                        "type": "event",
+                        "runId": record.run_id,
+                        "vaultId": record.vault_id,
+                        "event": event_to_dict(event),
+                    }
+                )
+        finally:
+            record.active = False
+            record.pending.clear()
+            record.awaiting.clear()
+            if isinstance(agent.tools, VaultTools):
+                await asyncio.to_thread(agent.tools.ctx.conn.close)
+
+    @staticmethod
+    def _track(record: RunRecord, event: AgentEvent) -> None:
+        match event.kind:
+            case "tool_call":
+                record.pending[event.call_id] = event.name
+                record.note_files(event.arguments)
+            case "approval_required":
+                record.awaiting.add(event.call_id)
+            case "approval_resolved":
+                record.awaiting.discard(event.call_id)
+            case "tool_result":
+                record.pending.pop(event.call_id, None)
+                record.awaiting.discard(event.call_id)
+            case "context_attached":
+                for note in event.notes:
+                    record.note_files({"path": note.get("path")})
+            case _:
+                pass
+
+    # ----- external agents
+    def _server_url(self) -> str:
+        host = self._settings.host
+        if host in ("0.0.0.0", "::", ""):  # noqa: S104 - naming the wildcard, not binding it
+            host = "127.0.0.1"
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self._settings.port}"
+
+    async def _spawn(self, record: RunRecord, vault: VaultHandle) -> None:
+        env = scrubbed_env(ShellPolicy())
+        env.update(
+            {
+                KEY_ENV: self._key(),
+                SERVER_URL_ENV: self._server_url(),
+                "VAULTPILOT_VAULT_ID": vault.vault_id,
+                "VAULTPILOT_RUN_ID": record.run_id,
+                "VAULTPILOT_GOAL": record.goal,
+            }
+        )
+        command = self._settings.agent.command
+        try:
+            record.child = await asyncio.create_subprocess_exec(
+                *command,
+                cwd=vault.root,
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            record.active = False
+            raise SetupError(
+                f"Could not start the agent program {command[0]!r}: {exc.strerror or exc}. "
+                "Check [server.agent] command in the config file."
+            ) from None
+        record.task = asyncio.create_task(self._watch(record, record.child))
+
+    async def _watch(self, record: RunRecord, child: asyncio.subprocess.Process) -> None:
+        code = await child.wait()
+        record.active = False
+        self._hub.publish(
+            {
+                "type": "status",
+                "vaultId": record.vault_id,
+                "runId": record.run_id,
+                "status": "exited",
+                "message": f"The agent process exited with code {code}.",
+                "source": "server",
+            }
+        )
+
+    def finish_external(self, vault_id: str, status: str) -> None:
+        """An external agent reported ``status``; a final one ends its run."""
+        record = self._by_vault.get(vault_id)
+        if record and record.agent == "external" and status.lower() in FINAL_STATUSES:
+            record.active = False
+
+    # ----- InterruptAgent, ToolOverride, approvals
+    def interrupt(self, *, force: bool, run_id: str | None, vault_id: str | None) -> list[str]:
+        targets = [
+            r
+            for r in self.active()
+            if (run_id is None or r.run_id == run_id)
+            and (vault_id is None or r.vault_id == vault_id)
+        ]
+        if not targets:
+            running = ", ".join(f"{r.run_id} ({r.vault_id})" for r in self.active()) or "none"
+            raise NotFoundError(f"No matching agent run is active (active runs: {running}).")
+        for record in targets:
+            if record.controls is not None:
+                record.controls.interrupt()
+                continue
+            self._hub.publish(
+                {
+                    "type": "command",
+                    "id": record.run_id,
+                    "commandName": "InterruptAgent",
+                    "arguments": {"force": force, "runId": record.run_id},
+                },
+                role="agent",
+            )
+            if force:
+                record.active = False
+                if record.child is not None and record.child.returncode is None:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(record.child.pid, signal.SIGTERM)
+        return [r.run_id for r in targets]
+
+    def find_pending(self, tool_name: str, call_id: str | None) -> tuple[RunRecord, str]:
+        """The active run and call a ToolOverride means (see ``ToolOverrideArgs``)."""
+        calls = [
+            (r, cid, name)
+            for r in self.active()
+            for cid, name in r.pending.items()
+            if (call_id is None or cid == call_id)
+        ]
+        listed = ", ".join(f"{cid} ({name})" for _, cid, name in calls) or "none"
+        if call_id is not None:
+            if not calls:
+                raise NotFoundError(f"No pending tool call '{call_id}' in an active run.")
+            record, cid, name = calls[0]
+            if name != tool_name:
+                raise InvalidArgumentError(
+                    f"Call '{cid}' is a call of {name}, not {tool_name}; give toolName {name}."
+                )
+            return record, cid
+        matching = [(r, cid) for r, cid, name in calls if name == tool_name]
+        if not matching:
+            raise NotFoundError(
+                f"No pending call of {tool_name} to override. Pending calls: {listed}."
+            )
+        if len(matching) > 1:
+            raise InvalidArgumentError(
+                f"Several calls of {tool_name} are pending ({listed}); name one with callId."
+            )
+        return matching[0]
+
+    def forward_override(self, record: RunRecord, arguments: dict[str, Any]) -> None:
+        self._hub.publish(
+            {
+                "type": "command",
+                "id": record.run_id,
+                "commandName": "ToolOverride",
+                "arguments": arguments,
+            },
+            role="agent",
+        )
+
+    def approve(self, call_id: str, approved: bool, reason: str | None) -> bool:
+        """Answer a built-in run's approval; False when no run waits on ``call_id``."""
+        for record in self.active():
+            if call_id in record.awaiting and record.controls is not None:
+                if approved:
+                    record.controls.approve(call_id)
+                else:
+                    record.controls.deny(call_id, reason)
+                return True
+        return False
+
+    def awaiting(self) -> list[str]:
+        return [cid for r in self.active() for cid in r.awaiting]
+
+    async def shutdown(self) -> None:
+        """Stop every run: interrupt built-in ones, terminate spawned processes."""
+        tasks = []
+        for record in self._by_vault.values():
+            if record.controls is not None and record.active:
+                record.controls.interrupt()
+            if record.child is not None and record.child.returncode is None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(record.child.pid, signal.SIGTERM)
+            if record.task is not None:
+                tasks.append(record.task)
+        if tasks:
+            await asyncio.wait(tasks, timeout=5)

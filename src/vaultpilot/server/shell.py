@@ -1,0 +1,193 @@
+"""ExecuteShell: run one command in a vault's root, bounded in time, output and environment.
+
+Contract:
+
+* ``plan_command(policy, command)`` checks the request against the ``ShellPolicy`` and returns a
+  ``ShellPlan``. It refuses (``SetupError``) when shell execution is off (the default). A string
+  is split like a POSIX shell (``shlex``) into an argument list and run without a shell; with
+  ``allow_shell`` it runs through ``/bin/sh -c`` instead. A list is the argument list itself.
+* ``ShellPlan.allowlisted`` is true when the argument list starts with one of the policy's
+  allowlist entries (each split the same way: ``"git status"`` allows ``git status --short``
+  but not ``git push``). A command run through ``/bin/sh`` is never allowlisted, since a shell
+  line can do anything after its first word. Commands that are not allowlisted must be approved
+  (the caller's business: see ``approvals``).
+* ``run_plan(plan, cwd=..., policy=...)`` runs it in its own process group with a scrubbed
+  environment (``scrubbed_env``: ``PATH``, ``HOME``, locale, ``TZ``, and the names the policy
+  lists, never one that looks like a secret), stdin closed, stdout and stderr each capped at
+  ``max_output`` bytes (the rest is read and dropped, so the child never blocks), and kills the
+  whole group at ``timeout`` (``ExitCode`` 124, ``TimedOut``). A program that cannot be found
+  or started is a ``NotFoundError``/``ExternalError`` with its name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import signal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from vaultpilot.errors import ExternalError, InvalidArgumentError, NotFoundError, SetupError
+from vaultpilot.server.settings import ShellPolicy
+
+__all__ = ["ShellOutcome", "ShellPlan", "plan_command", "run_plan", "scrubbed_env"]
+
+_BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME", "TMPDIR")
+_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
+_DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+_CHUNK = 65_536
+TIMEOUT_EXIT = 124
+_GRACE_S = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class ShellPlan:
+    argv: tuple[str, ...]
+    display: str
+    via_shell: bool
+    allowlisted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ShellOutcome:
+    stdout: str
+    stderr: str
+    exit_code: int
+    timed_out: bool
+    truncated: bool
+
+
+def _split(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise InvalidArgumentError(
+            f"Command {text!r} cannot be split into arguments ({exc}); check its quotes."
+        ) from None
+
+
+def plan_command(policy: ShellPolicy, command: str | Sequence[str]) -> ShellPlan:
+    """Check ``command`` against ``policy`` (see the module)."""
+    if not policy.enabled:
+        raise SetupError(
+            "ExecuteShell is off on this server. To allow it, set enabled = true under "
+            "[server.shell] in the config file (commands then need approval unless allowlisted)."
+        )
+    if isinstance(command, str):
+        if not command.strip():
+            raise InvalidArgumentError("Command is empty; give the command to run, e.g. 'ls'.")
+        if "\x00" in command:
+            raise InvalidArgumentError("Command contains a NUL character.")
+        if policy.allow_shell:
+            return ShellPlan(("/bin/sh", "-c", command), command, True, False)
+        argv = _split(command)
+    else:
+        argv = list(command)
+        if not argv or not all(isinstance(a, str) for a in argv) or not argv[0]:
+            raise InvalidArgumentError(
+                "Command as a list must hold the program and its arguments as strings, "
+                "e.g. ['git', 'status']."
+            )
+        if any("\x00" in a for a in argv):
+            raise InvalidArgumentError("Command contains a NUL character.")
+    allowed = any(
+        (prefix := _split(entry)) and argv[: len(prefix)] == prefix for entry in policy.allowlist
+    )
+    return ShellPlan(tuple(argv), shlex.join(argv), False, allowed)
+
+
+def scrubbed_env(policy: ShellPolicy, source: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The child's environment: a few harmless variables, never a secret (see the module)."""
+    source = os.environ if source is None else source
+    env: dict[str, str] = {}
+    for name in (*_BASE_ENV, *policy.env):
+        upper = name.upper()
+        if any(word in upper for word in _SECRET_WORDS) or name.startswith("VAULTPILOT_"):
+            continue
+        if name in source:
+            env[name] = source[name]
+    env.setdefault("PATH", _DEFAULT_PATH)
+    env["TERM"] = "dumb"
+    return env
+
+
+class _Sink:
+    """What was kept of one output stream, filled as it is read (so a timeout keeps it)."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.truncated = False
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", errors="replace")
+
+
+async def _drain(stream: asyncio.StreamReader | None, sink: _Sink, cap: int) -> None:
+    if stream is None:
+        return
+    while chunk := await stream.read(_CHUNK):
+        room = cap - len(sink.data)
+        if room > 0:
+            sink.data += chunk[:room]
+        if len(chunk) > room:
+            sink.truncated = True
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+async def run_plan(plan: ShellPlan, *, cwd: Path, policy: ShellPolicy) -> ShellOutcome:
+    """Run a checked command (see the module); never leaves a child behind."""
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *plan.argv,
+            cwd=cwd,
+            env=scrubbed_env(policy),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+    except FileNotFoundError:
+        raise NotFoundError(
+            f"Program '{plan.argv[0]}' was not found. Give a program on PATH or its full path."
+        ) from None
+    except PermissionError:
+        raise ExternalError(
+            f"Program '{plan.argv[0]}' cannot be run (permission denied)."
+        ) from None
+    except OSError as exc:
+        raise ExternalError(f"Could not start '{plan.argv[0]}': {exc.strerror or exc}.") from None
+    out, err = _Sink(), _Sink()
+    reading = asyncio.ensure_future(
+        asyncio.gather(
+            _drain(proc.stdout, out, policy.max_output),
+            _drain(proc.stderr, err, policy.max_output),
+            proc.wait(),
+        )
+    )
+    timed_out = False
+    try:
+        done, _ = await asyncio.wait({reading}, timeout=policy.timeout)
+        if not done:
+            timed_out = proc.returncode is None  # else only a left-behind child held a pipe
+            _kill_group(proc)
+            # The pipes close when the group dies; a child that left the group may keep them
+            # open, so stop reading after a grace period.
+            await asyncio.wait({reading}, timeout=_GRACE_S)
+    finally:
+        _kill_group(proc)  # anything the command left running in its group goes too
+        if not reading.done():
+            reading.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reading
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                await asyncio.wait_for(proc.wait(), _GRACE_S)
+    code = TIMEOUT_EXIT if timed_out else (proc.returncode if proc.returncode is not None else -1)
+    return ShellOutcome(out.text(), err.text(), code, timed_out, out.truncated or err.truncated)

@@ -1,0 +1,104 @@
+"""The vaults one server serves, each with its tool context, reached from async code safely.
+
+Contract:
+
+* ``Vaults.get(vault_id)`` returns the ``VaultHandle`` of a configured vault. An unknown ID is a
+  ``NotFoundError`` listing the known IDs; a missing ID is accepted only when the server has one
+  vault (it is then that one), else an ``InvalidArgumentError`` listing them.
+* ``VaultHandle.run(fn)`` runs ``fn(ctx)`` in a worker thread while holding the vault's lock:
+  the ``ToolContext`` owns one SQLite connection, which one thread at a time may use. The context
+  is opened on first use (``open``, also called at start-up to bring the index up to date) and
+  closed by ``close``.
+* ``VaultHandle.open_run_context()`` opens a second, private context for an agent run (its own
+  connection; SQLite's WAL mode lets it read while the server's context writes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+from urllib.parse import quote
+
+from vaultpilot.errors import InvalidArgumentError, NotFoundError
+from vaultpilot.tools import ToolContext, open_context
+
+__all__ = ["VaultHandle", "Vaults"]
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class VaultHandle:
+    vault_id: str
+    root: Path
+    db_path: Path
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _ctx: ToolContext | None = None
+
+    @property
+    def name(self) -> str:
+        """The vault's name as Obsidian shows it: its folder's name."""
+        return self.root.name
+
+    def note_uri(self, path: str) -> str:
+        """``obsidian://open?vault=<name>&file=<path>`` for a note of this vault."""
+        return f"obsidian://open?vault={quote(self.name, safe='')}&file={quote(path, safe='')}"
+
+    def _context(self) -> ToolContext:
+        if self._ctx is None:
+            self._ctx = open_context(self.root, self.db_path)
+        return self._ctx
+
+    def open(self) -> None:
+        """Open the context and sync the index (blocking; call from a worker thread)."""
+        with self._lock:
+            self._context().fresh(force=True)
+
+    def call(self, fn: Callable[[ToolContext], T]) -> T:
+        """Run ``fn(ctx)`` under the vault's lock in this thread."""
+        with self._lock:
+            return fn(self._context())
+
+    async def run(self, fn: Callable[[ToolContext], T]) -> T:
+        """Run ``fn(ctx)`` under the vault's lock in a worker thread."""
+        return await asyncio.to_thread(self.call, fn)
+
+    def open_run_context(self) -> ToolContext:
+        """A private context for one agent run; the caller closes ``ctx.conn``."""
+        return open_context(self.root, self.db_path)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._ctx is not None:
+                self._ctx.conn.close()
+                self._ctx = None
+
+
+class Vaults:
+    """The configured vaults by ID, in configuration order."""
+
+    def __init__(self, vaults: Mapping[str, Path], db_path: Callable[[str], Path]) -> None:
+        self._by_id = {vid: VaultHandle(vid, root, db_path(vid)) for vid, root in vaults.items()}
+
+    def handles(self) -> list[VaultHandle]:
+        return list(self._by_id.values())
+
+    def ids(self) -> list[str]:
+        return list(self._by_id)
+
+    def get(self, vault_id: str | None) -> VaultHandle:
+        known = ", ".join(self._by_id)
+        if vault_id is None or vault_id == "":
+            if len(self._by_id) == 1:
+                return next(iter(self._by_id.values()))
+            raise InvalidArgumentError(
+                f"Name the vault with VaultID: this server serves several ({known})."
+            )
+        handle = self._by_id.get(vault_id)
+        if handle is None:
+            raise NotFoundError(f"Unknown VaultID '{vault_id}'. Known vaults: {known}.")
+        return handle

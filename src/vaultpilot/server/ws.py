@@ -1,0 +1,234 @@
+"""WebSocket ``/ws``: the hub that fans frames out to subscribers, and the socket's life.
+
+Frames from the server are JSON text, each with a ``type``:
+
+* ``hello``: first frame after authentication (vaults, commands, the subscriber's role);
+* ``reply``: the envelope answering one of this socket's commands (``{type, id, commandName,
+  success, result, error}``), in the order the commands finish;
+* ``event``: an agent event ``{type, seq, runId, vaultId, event: {kind, ...}}`` (approval
+  requests of ExecuteShell come the same way, with ``runId`` null);
+* ``status``: a ``ReportStatus`` push ``{type, seq, vaultId, status, message, source, time}``;
+* ``command``: sent to ``agent`` subscribers only: a UI command for an external agent
+  (``{type, seq, id, commandName, arguments}``).
+
+Frames to the server are ``IToolCommand`` objects (the same as ``POST /rpc``). Every socket is a
+subscriber (role ``ui``) once authenticated; ``Subscribe {role: "agent"}`` also makes it
+receive UI commands. A socket whose handshake carried no key must send ``Authenticate {key}``
+first; anything else, a wrong key or nothing within ``AUTH_TIMEOUT_S`` closes it with 4401.
+
+Each subscriber has a bounded queue. ``Hub.publish`` serialises a frame once and offers it to
+every queue without waiting; a subscriber whose queue is full is dropped and its socket closed
+with 1013 ("too slow"), so one stalled client never holds up the rest or grows memory, and a
+client never silently misses an event (``seq`` numbers have no gaps while it is connected).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from vaultpilot.server.auth import ws_auth_state, ws_subprotocol
+from vaultpilot.server.envelope import failure
+from vaultpilot.server.keyfile import KeyStore
+
+__all__ = ["AUTH_TIMEOUT_S", "CLOSE_TOO_SLOW", "CLOSE_UNAUTHORIZED", "Hub", "Subscriber", "serve"]
+
+log = logging.getLogger(__name__)
+AUTH_TIMEOUT_S = 10.0
+CLOSE_UNAUTHORIZED = 4401
+CLOSE_TOO_SLOW = 1013
+_MAX_IN_FLIGHT = 64
+Role = Literal["ui", "agent"]
+
+
+class Subscriber:
+    """One connected socket's outgoing queue and role."""
+
+    def __init__(self, maxsize: int) -> None:
+        self.queue: asyncio.Queue[str] = asyncio.Queue(maxsize)
+        self.role: Role = "ui"
+        self.dropped = asyncio.Event()
+
+    def offer(self, text: str) -> bool:
+        """Queue a frame; False (and ``dropped`` set) when the queue is full."""
+        try:
+            self.queue.put_nowait(text)
+        except asyncio.QueueFull:
+            self.dropped.set()
+            return False
+        return True
+
+    def send(self, frame: dict[str, Any]) -> None:
+        self.offer(json.dumps(frame, ensure_ascii=False))
+
+
+class Hub:
+    """Every subscriber of one server; ``publish`` never blocks."""
+
+    def __init__(self) -> None:
+        self._subscribers: set[Subscriber] = set()
+        self._seq = itertools.count(1)
+
+    def add(self, sub: Subscriber) -> None:
+        self._subscribers.add(sub)
+
+    def remove(self, sub: Subscriber) -> None:
+        self._subscribers.discard(sub)
+
+    def count(self, role: Role | None = None) -> int:
+        return sum(1 for s in self._subscribers if role is None or s.role == role)
+
+    def publish(self, frame: dict[str, Any], *, role: Role | None = None) -> int:
+        """Send ``frame`` (given a ``seq``) to every subscriber (of ``role``); returns how many."""
+        text = json.dumps({**frame, "seq": next(self._seq)}, ensure_ascii=False)
+        sent = 0
+        for sub in list(self._subscribers):
+            if role is not None and sub.role != role:
+                continue
+            if sub.offer(text):
+                sent += 1
+            else:
+                self._subscribers.discard(sub)
+                log.warning("dropped a WebSocket subscriber whose queue was full")
+        return sent
+
+
+Dispatch = Callable[[str, Subscriber], Awaitable[dict[str, Any]]]
+
+
+async def _authenticate(ws: WebSocket, check: Callable[[str | None], bool]) -> bool:
+    """Read the first frame as ``Authenticate {key}``; reply, and close on failure."""
+    command_id: str | None = None
+    name: str | None = None
+    key: str | None = None
+    try:
+        text = await asyncio.wait_for(ws.receive_text(), AUTH_TIMEOUT_S)
+        data = json.loads(text)
+        if isinstance(data, dict):
+            raw_id = data.get("id")
+            command_id = raw_id if isinstance(raw_id, str) else None
+            name = data.get("commandName") if isinstance(data.get("commandName"), str) else None
+            args = data.get("arguments")
+            if name == "Authenticate" and isinstance(args, dict):
+                key = args.get("key") if isinstance(args.get("key"), str) else None
+    except (TimeoutError, json.JSONDecodeError, KeyError, RuntimeError):
+        pass
+    except WebSocketDisconnect:
+        return False
+    if name == "Authenticate" and check(key):
+        reply = {"type": "reply", "id": command_id, "commandName": name, "success": True}
+        await ws.send_text(json.dumps({**reply, "result": {"authenticated": True}, "error": None}))
+        return True
+    message = (
+        "Wrong API key."
+        if name == "Authenticate" and key
+        else 'Authenticate first: send {"id": "1", "commandName": "Authenticate", '
+        '"arguments": {"key": "<key>"}, "timestamp": 0} as the first frame, or connect '
+        "with 'Authorization: Bearer <key>'."
+    )
+    with contextlib.suppress(Exception):
+        frame = {"type": "reply", **failure(command_id, name, "unauthorized", message)}
+        await ws.send_text(json.dumps(frame))
+        await ws.close(CLOSE_UNAUTHORIZED, "unauthorized")
+    return False
+
+
+async def _send_loop(ws: WebSocket, sub: Subscriber) -> None:
+    while True:
+        text = await sub.queue.get()
+        await ws.send_text(text)
+
+
+async def _read_loop(ws: WebSocket, sub: Subscriber, dispatch: Dispatch) -> None:
+    in_flight: set[asyncio.Task[None]] = set()
+
+    async def handle(text: str) -> None:
+        try:
+            reply = await dispatch(text, sub)
+        except Exception as exc:  # dispatch answers every failure itself; this is a bug
+            log.exception("WebSocket command failed")
+            reply = failure(None, None, "internal_error", f"Internal error ({type(exc).__name__}).")
+        sub.send({"type": "reply", **reply})
+
+    try:
+        while True:
+            message = await ws.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            text = message.get("text")
+            if text is None:
+                sub.send(
+                    {
+                        "type": "reply",
+                        **failure(
+                            None,
+                            None,
+                            "invalid_argument",
+                            "Send commands as JSON text frames, not binary.",
+                        ),
+                    }
+                )
+                continue
+            if len(in_flight) >= _MAX_IN_FLIGHT:
+                sub.send(
+                    {
+                        "type": "reply",
+                        **failure(
+                            None,
+                            None,
+                            "request_refused",
+                            f"Too many commands in flight on this socket (at most "
+                            f"{_MAX_IN_FLIGHT}); wait for replies before sending more.",
+                        ),
+                    }
+                )
+                continue
+            task = asyncio.create_task(handle(text))
+            in_flight.add(task)
+            task.add_done_callback(in_flight.discard)
+    finally:
+        for task in in_flight:
+            task.cancel()
+
+
+async def serve(
+    ws: WebSocket,
+    *,
+    hub: Hub,
+    keys: KeyStore,
+    dispatch: Dispatch,
+    hello: Callable[[Subscriber], dict[str, Any]],
+    queue_size: int,
+) -> None:
+    """Run one WebSocket connection to its end (see the module for the protocol)."""
+    await ws.accept(subprotocol=ws_subprotocol(ws.scope))
+    if ws_auth_state(ws.scope) != "ok" and not await _authenticate(ws, keys.check):
+        return
+    sub = Subscriber(queue_size)
+    sub.send({"type": "hello", **hello(sub)})
+    hub.add(sub)
+    tasks = [
+        asyncio.create_task(_read_loop(ws, sub, dispatch)),
+        asyncio.create_task(_send_loop(ws, sub)),
+        asyncio.create_task(sub.dropped.wait()),
+    ]
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        hub.remove(sub)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    if tasks[2] in done:
+        with contextlib.suppress(Exception):
+            await ws.close(CLOSE_TOO_SLOW, "too slow: the event queue overflowed")
+    elif tasks[1] in done or tasks[0] in done:
+        with contextlib.suppress(Exception):
+            await ws.close()

@@ -1,0 +1,157 @@
+"""ExecuteShell: off by default; when on, an argument list in the vault's root, bounded in time and
+output, with a scrubbed environment, and approved over the WebSocket unless allowlisted."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vaultpilot.errors import InvalidArgumentError, SetupError
+from vaultpilot.server.settings import ShellPolicy
+from vaultpilot.server.shell import plan_command, run_plan, scrubbed_env
+
+from .conftest import Live, command, is_event, is_reply, recv_json, recv_until
+
+ON = ShellPolicy(enabled=True, allowlist=("git status", "ls", sys.executable))
+
+
+def run(policy: ShellPolicy, cmd: str | list[str], cwd: Path) -> Any:
+    return asyncio.run(run_plan(plan_command(policy, cmd), cwd=cwd, policy=policy))
+
+
+def test_off_unless_enabled() -> None:
+    with pytest.raises(SetupError, match="ExecuteShell is off"):
+        plan_command(ShellPolicy(), "ls")
+
+
+def test_commands_are_argument_lists_and_the_allowlist_matches_prefixes() -> None:
+    plan = plan_command(ON, "git status --short 'a b'")
+    assert plan.argv == ("git", "status", "--short", "a b") and not plan.via_shell
+    assert plan.allowlisted
+    assert not plan_command(ON, "git push").allowlisted
+    assert not plan_command(ON, "gitx status").allowlisted
+    assert plan_command(ON, ["ls", "-la"]).allowlisted
+    # Shell syntax is just arguments without a shell: nothing chains.
+    assert plan_command(ON, "ls; rm -rf /").argv == ("ls;", "rm", "-rf", "/")
+    with pytest.raises(InvalidArgumentError, match="quotes"):
+        plan_command(ON, "echo 'unclosed")
+    with pytest.raises(InvalidArgumentError):
+        plan_command(ON, ["ls", 3])  # type: ignore[list-item]
+    with pytest.raises(InvalidArgumentError):
+        plan_command(ON, "   ")
+
+
+def test_a_shell_only_when_allowed_and_then_never_allowlisted() -> None:
+    shell = ShellPolicy(enabled=True, allow_shell=True, allowlist=("ls",))
+    plan = plan_command(shell, "ls | wc -l")
+    assert plan.argv == ("/bin/sh", "-c", "ls | wc -l") and plan.via_shell
+    assert not plan.allowlisted
+
+
+def test_runs_in_the_vault_root_with_a_scrubbed_environment(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    monkeypatch.setenv("VAULTPILOT_SERVER_KEY", "server-secret")
+    monkeypatch.setenv("HARMLESS", "1")
+    code = "import os; print(os.getcwd()); print(sorted(os.environ))"
+    out = run(ON, [sys.executable, "-c", code], vault)
+    cwd, names = out.stdout.splitlines()
+    assert Path(cwd) == vault.resolve() and out.exit_code == 0
+    assert "OPENAI_API_KEY" not in names and "VAULTPILOT_SERVER_KEY" not in names
+    assert "HARMLESS" not in names and "PATH" in names
+    extra = ShellPolicy(enabled=True, env=("HARMLESS", "MY_TOKEN"))
+    monkeypatch.setenv("MY_TOKEN", "t")
+    assert scrubbed_env(extra)["HARMLESS"] == "1" and "MY_TOKEN" not in scrubbed_env(extra)
+
+
+def test_exit_code_stderr_timeout_and_output_cap(vault: Path) -> None:
+    failing = run(
+        ON, [sys.executable, "-c", "import sys; sys.stderr.write('bad'); sys.exit(3)"], vault
+    )
+    assert (failing.exit_code, failing.stderr, failing.timed_out) == (3, "bad", False)
+
+    slow = ShellPolicy(enabled=True, timeout=0.3)
+    stuck = run(
+        slow,
+        [sys.executable, "-c", "import time; print('start', flush=True); time.sleep(30)"],
+        vault,
+    )
+    assert stuck.timed_out and stuck.exit_code == 124 and stuck.stdout == "start\n"
+
+    small = ShellPolicy(enabled=True, max_output=1024)
+    loud = run(small, [sys.executable, "-c", "print('x' * 100000)"], vault)
+    assert loud.truncated and len(loud.stdout) == 1024 and loud.exit_code == 0
+
+
+def test_a_missing_program_is_a_clear_error(vault: Path) -> None:
+    from vaultpilot.errors import NotFoundError
+
+    with pytest.raises(NotFoundError, match="'no-such-program-x' was not found"):
+        run(ON, "no-such-program-x --help", vault)
+
+
+@pytest.fixture
+def shell_server(live: Callable[..., Live], vault: Path) -> Live:
+    policy = ShellPolicy(enabled=True, allowlist=("ls",), approval_timeout=5)
+    return live(vaults={"vault": vault}, shell=policy)
+
+
+def test_allowlisted_commands_run_at_once(shell_server: Live) -> None:
+    reply = shell_server.rpc("ExecuteShell", {"Command": "ls Projects", "VaultID": "vault"})
+    assert reply["success"], reply
+    assert reply["result"]["ExitCode"] == 0 and reply["result"]["Stdout"]
+    assert set(reply["result"]) == {"Stdout", "Stderr", "ExitCode", "TimedOut", "Truncated"}
+    context = shell_server.rpc("GetVaultContext")["result"]
+    assert "ExecuteShell" in context["availableTools"]
+
+
+def test_other_commands_wait_for_approval_over_the_socket(shell_server: Live) -> None:
+    cmd = f"{sys.executable} -c \"print('approved run')\""
+
+    async def go(approve: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        async with shell_server.ws() as ui, shell_server.ws() as agent:
+            await recv_json(ui), await recv_json(agent)
+            await agent.send(json.dumps(command("ExecuteShell", {"Command": cmd}, "x1")))
+            asked = (await recv_until(ui, is_event("approval_required")))[-1]["event"]
+            assert (
+                asked["name"] == "ExecuteShell" and "approved run" in asked["arguments"]["Command"]
+            )
+            answer = {"callId": asked["call_id"], "approved": approve}
+            await ui.send(json.dumps(command("ApproveToolCall", answer, "a1")))
+            frames = await recv_until(ui, is_event("approval_resolved"))
+            reply = (await recv_until(agent, is_reply("x1")))[-1]
+            return reply, frames
+
+    reply, frames = asyncio.run(go(True))
+    assert reply["success"] and reply["result"]["Stdout"] == "approved run\n"
+    assert frames[-1]["event"]["approved"] is True and frames[-1]["runId"] is None
+    reply, _ = asyncio.run(go(False))
+    assert reply["error"]["code"] == "request_refused"
+    assert "was not approved (refused)" in reply["error"]["message"]
+
+
+def test_nobody_to_approve_means_no(shell_server: Live) -> None:
+    reply = shell_server.rpc("ExecuteShell", {"Command": "rm -rf Projects"})
+    assert reply["error"]["code"] == "request_refused"
+    assert "nobody is connected to approve it" in reply["error"]["message"]
+
+
+def test_unanswered_approvals_time_out(live: Callable[..., Live], vault: Path) -> None:
+    server = live(vaults={"vault": vault}, shell=ShellPolicy(enabled=True, approval_timeout=0.3))
+
+    async def go() -> dict[str, Any]:
+        async with server.ws() as ws:
+            await recv_json(ws)
+            await ws.send(json.dumps(command("ExecuteShell", {"Command": "touch x"}, "x1")))
+            return (await recv_until(ws, is_reply("x1")))[-1]
+
+    reply = asyncio.run(go())
+    assert "nobody answered within 0.3 s" in reply["error"]["message"]
+    assert not (vault / "x").exists()
