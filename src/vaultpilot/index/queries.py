@@ -91,11 +91,16 @@ def search(
     folder: str | None = None,
     limit: int = 10,
     offset: int = 0,
+    any_word: bool = False,
 ) -> tuple[list[SearchHit], int]:
-    """Keyword search; returns (hits, total number of matching notes)."""
+    """Keyword search; returns (hits, total number of matching notes).
+
+    Every word (or "quoted phrase") must occur; with ``any_word`` one is enough, and notes
+    holding more of them rank higher (the fallback when no note holds them all).
+    """
     if limit < 1:
         raise InvalidArgumentError("limit must be at least 1.")
-    match = fts_query(text)
+    match = fts_query(text).replace('" "', '" OR "') if any_word else fts_query(text)
     if not match:
         raise InvalidArgumentError(
             f"The query {text!r} has no words to search for; give at least one word."
