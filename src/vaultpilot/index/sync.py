@@ -46,7 +46,7 @@ class SyncPlan:
     """What a sync would do: computed from a scan and the index, without writing."""
 
     on_disk: dict[str, FileStat]
-    indexed: dict[str, tuple[int, int, int, str | None]]  # path -> (id, mtime_ns, size, hash)
+    indexed: dict[str, tuple[str, int, int, int]]  # path -> (path, id, mtime_ns, size)
     added: list[str]
     changed: list[str]
     deleted: list[str]
@@ -77,16 +77,13 @@ def _is_note(path: str) -> bool:
 
 def plan_sync(conn: sqlite3.Connection, root: Path) -> SyncPlan:
     on_disk = scan_vault(root)
-    indexed = {
-        row[0]: (row[1], row[2], row[3], row[4])
-        for row in conn.execute("SELECT path, id, mtime_ns, size, hash FROM files")
-    }
-    added = sorted(p for p in on_disk if p not in indexed)
-    deleted = sorted(p for p in indexed if p not in on_disk)
+    # (This runs on every sync, so it stays lean: set operations and one pass in C-level loops.)
+    rows = conn.execute("SELECT path, id, mtime_ns, size FROM files").fetchall()
+    indexed = {row[0]: row for row in rows}
+    added = sorted(on_disk.keys() - indexed.keys())
+    deleted = sorted(indexed.keys() - on_disk.keys())
     changed = sorted(
-        p
-        for p, st in on_disk.items()
-        if p in indexed and (indexed[p][1] != st.mtime_ns or indexed[p][2] != st.size)
+        row[0] for row in rows if (st := on_disk.get(row[0])) is not None and (row[2], row[3]) != st
     )
     return SyncPlan(on_disk, indexed, added, changed, deleted)
 
@@ -130,6 +127,22 @@ def _records(
             yield from records
 
 
+def _hashes(conn: sqlite3.Connection, ids: list[int]) -> dict[str, str | None]:
+    """The stored content hashes of some files, by path (read only for changed files)."""
+    out: dict[str, str | None] = {}
+    for i in range(0, len(ids), 500):
+        part = ids[i : i + 500]
+        marks = ", ".join("?" for _ in part)
+        out.update(conn.execute(f"SELECT path, hash FROM files WHERE id IN ({marks})", part))  # noqa: S608
+    return out
+
+
+def _name_key(path: str) -> str:
+    """``file_key`` inlined for the loops over every vault path."""
+    name = path.rpartition("/")[2].lower()
+    return name[:-3] if name.endswith(".md") else name
+
+
 def _few_records(
     root: str, paths: list[str], jobs: list[tuple[str, FileStat, str | None]]
 ) -> list[NoteRecord]:
@@ -143,7 +156,7 @@ def _few_records(
     keys = {link[1] for r in records for link in r.links}
     if not keys:
         return records
-    resolver = LinkResolver(p for p in paths if file_key(p) in keys)
+    resolver = LinkResolver(p for p in paths if _name_key(p) in keys)
     return [
         replace(
             r,
@@ -212,15 +225,20 @@ def sync_vault(
         conn.execute("COMMIT")
     plan = plan_sync(conn, root)
     report = SyncReport()
-    paths = sorted(plan.on_disk)
-    ids = {p: v[0] for p, v in plan.indexed.items() if p in plan.on_disk}
-    next_id = max((v[0] for v in plan.indexed.values()), default=0) + 1
+    if not plan.stale:  # the common case: nothing to write, so no transaction either
+        if counts:
+            fill_counts(conn, report)
+        report.seconds = time.perf_counter() - started
+        return report
+    paths = list(plan.on_disk)  # any order: LinkResolver's answers do not depend on it
+    ids = {p: v[1] for p, v in plan.indexed.items() if p in plan.on_disk}
+    next_id = max((v[1] for v in plan.indexed.values()), default=0) + 1
 
     conn.execute("BEGIN IMMEDIATE")
     try:
         # Changed notes are deleted and written again; their ids are kept.
-        changed_ids = {p: plan.indexed[p][0] for p in plan.changed}
-        delete_files(conn, [plan.indexed[p][0] for p in plan.deleted])
+        changed_ids = {p: plan.indexed[p][1] for p in plan.changed}
+        delete_files(conn, [plan.indexed[p][1] for p in plan.deleted])
         for p in plan.added:
             ids[p] = next_id
             next_id += 1
@@ -253,10 +271,12 @@ def sync_vault(
         if bulk:
             clear_derived(conn, [changed_ids[p] for p in notes_to_parse if p in changed_ids])
             saved_indexes = drop_child_indexes(conn)
-        jobs = [
-            (p, plan.on_disk[p], plan.indexed[p][3] if p in changed_ids and not bulk else None)
-            for p in notes_to_parse
-        ]
+        old_hashes = (
+            {}
+            if bulk
+            else _hashes(conn, [changed_ids[p] for p in notes_to_parse if p in changed_ids])
+        )
+        jobs = [(p, plan.on_disk[p], None if bulk else old_hashes.get(p)) for p in notes_to_parse]
         total = len(jobs)
         n_workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
         vanished: set[str] = set()
@@ -286,7 +306,7 @@ def sync_vault(
         final = [p for p in paths if p not in vanished]
         keys = {file_key(p) for p in [*plan.added, *plan.deleted, *vanished]}
         if keys:
-            narrowed = LinkResolver(p for p in final if file_key(p) in keys)
+            narrowed = LinkResolver(p for p in final if _name_key(p) in keys)
             _reresolve(conn, keys, narrowed, ids)
         conn.execute("COMMIT")
     except BaseException:

@@ -47,7 +47,10 @@ class LinkResolver:
         self._by_path: dict[str, str] = {}
         self._by_key: dict[str, list[str]] = {}
         for path in paths:
-            self._by_path[path.lower()] = path
+            low = path.lower()
+            # Paths differing only in case: the answer must not depend on the order given.
+            if low not in self._by_path or path < self._by_path[low]:
+                self._by_path[low] = path
             self._by_key.setdefault(file_key(path), []).append(path)
         for candidates in self._by_key.values():
             candidates.sort(key=lambda p: (len(p), p))
