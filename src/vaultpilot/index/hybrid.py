@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from vaultpilot.index.embedding.base import Embedder, EmbeddingServiceError
-from vaultpilot.index.queries import search, tag_filter_sql
+from vaultpilot.index.queries import BM25_WEIGHTS, CJK, folder_filter_sql, search, tag_filter_sql
 from vaultpilot.index.vectors import ChunkMatch, ModelInfo, VectorCache, VectorIndex
 from vaultpilot.vault.files import normalize_rel_path
 
@@ -46,8 +46,6 @@ __all__ = [
     "note_filter_ids",
 ]
 
-_WEIGHTS = "10.0, 5.0, 3.0, 1.0"  # as queries.search: title, aliases, headings, body
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _STOP_WORDS = (
     "a about after all also am an and any are as at be been before being but by can could did do "
     "does doing done for from get got had has have having he her here hers him his how i if in "
@@ -130,9 +128,9 @@ def note_filter_ids(
         where.append(f"id IN ({sub})")
         args.extend(targs)
     if folder:
-        low = normalize_rel_path(folder).lower()
-        where.append("path_lower >= ? AND path_lower < ?")
-        args.extend([low + "/", low + "0"])
+        cond, fargs = folder_filter_sql("path_lower", normalize_rel_path(folder))
+        where.append(cond)
+        args.extend(fargs)
     rows = conn.execute(f"SELECT id, path FROM files WHERE {' AND '.join(where)}", args)  # noqa: S608
     return {fid for fid, path in rows if allowed is None or path in allowed}
 
@@ -152,7 +150,7 @@ def keyword_side(
     total = 0
     for match, all_words in queries:
         rows = conn.execute(
-            f"SELECT rowid, bm25(notes_fts, {_WEIGHTS}) AS rank FROM notes_fts"  # noqa: S608
+            f"SELECT rowid, bm25(notes_fts, {BM25_WEIGHTS}) AS rank FROM notes_fts"  # noqa: S608
             " WHERE notes_fts MATCH ? ORDER BY rank LIMIT ?",
             (match, take),
         ).fetchall()
@@ -166,7 +164,7 @@ def keyword_side(
                 ).fetchone()[0]
             )
     ordered = sorted(hits.values(), key=lambda h: (not h.all_words, -h.score))
-    if _CJK.search(text):
+    if CJK.search(text):
         # ``queries.search`` also looks CJK words up in the trigram table, so words written
         # without spaces are found; its ranking (all words) goes first.
         found, _ = search(conn, text, limit=pool)

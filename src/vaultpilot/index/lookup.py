@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from vaultpilot.index.queries import folder_filter_sql
+
 __all__ = [
     "NoteFacts",
     "all_paths",
@@ -42,11 +44,8 @@ def all_paths(conn: sqlite3.Connection) -> list[str]:
 
 def paths_under(conn: sqlite3.Connection, folder: str) -> list[str]:
     """Every indexed file inside ``folder`` (at any depth)."""
-    low = folder.lower().strip("/")
-    rows = conn.execute(
-        "SELECT path FROM files WHERE path_lower >= ? AND path_lower < ? ORDER BY path",
-        (low + "/", low + "0"),
-    )
+    cond, args = folder_filter_sql("path_lower", folder)
+    rows = conn.execute(f"SELECT path FROM files WHERE {cond} ORDER BY path", args)  # noqa: S608
     return [r[0] for r in rows]
 
 

@@ -22,7 +22,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Literal
 
-from vaultpilot.index.queries import tag_filter_sql
+from vaultpilot.index.queries import folder_filter_sql, tag_filter_sql
 
 __all__ = ["NoteFilter", "Order", "PropertyCondition", "filter_sql", "find_notes"]
 
@@ -108,9 +108,9 @@ def filter_sql(filt: NoteFilter) -> tuple[str, list[object]]:
         where.append(f"f.id IN ({sub})")
         args.extend(targs)
     if filt.folder:
-        low = filt.folder.lower().strip("/")
-        where.append("f.path_lower >= ? AND f.path_lower < ?")
-        args.extend([low + "/", low + "0"])
+        in_folder, fargs = folder_filter_sql("f.path_lower", filt.folder)
+        where.append(in_folder)
+        args.extend(fargs)
     for cond in filt.properties:
         sql, pargs = _property_sql(cond)
         where.append(sql)

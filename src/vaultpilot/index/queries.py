@@ -16,11 +16,14 @@ from vaultpilot.errors import InvalidArgumentError, NotFoundError
 from vaultpilot.vault.files import normalize_rel_path
 
 __all__ = [
+    "BM25_WEIGHTS",
+    "CJK",
     "LinkRow",
     "SearchHit",
     "UnresolvedRow",
     "backlinks",
     "find_note",
+    "folder_filter_sql",
     "fts_query",
     "outgoing_links",
     "search",
@@ -28,9 +31,11 @@ __all__ = [
     "unresolved_links",
 ]
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+# Characters of scripts written without spaces (kana, CJK ideographs, hangul): text holding them is
+# also kept in, and searched through, the trigram table.
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _TOKEN = re.compile(r'"([^"]+)"|(\S+)')
-_WEIGHTS = "10.0, 5.0, 3.0, 1.0"
+BM25_WEIGHTS = "10.0, 5.0, 3.0, 1.0"  # title, aliases, headings, body
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +82,12 @@ def _prefix_range(column: str, value: str) -> tuple[str, list[str]]:
     return f"({column} = ? OR ({column} >= ? AND {column} < ?))", [low, low + "/", low + "0"]
 
 
+def folder_filter_sql(column: str, folder: str) -> tuple[str, list[str]]:
+    """SQL fragment keeping paths inside ``folder`` at any depth (an index range, no LIKE)."""
+    low = folder.lower().strip("/")
+    return f"{column} >= ? AND {column} < ?", [low + "/", low + "0"]
+
+
 def tag_filter_sql(tag: str) -> tuple[str, list[str]]:
     """SQL fragment selecting file ids with ``tag`` or a tag nested under it."""
     cond, args = _prefix_range("tag_lower", tag.lstrip("#"))
@@ -112,9 +123,9 @@ def search(
         where.append(f"notes_fts.rowid IN ({sub})")
         args.extend(targs)
     if folder:
-        low = normalize_rel_path(folder).lower()
-        where.append("f.path_lower >= ? AND f.path_lower < ?")
-        args.extend([low + "/", low + "0"])
+        cond, fargs = folder_filter_sql("f.path_lower", normalize_rel_path(folder))
+        where.append(cond)
+        args.extend(fargs)
     clause = " AND ".join(where)
     # The folder filter needs the files table; without it the count stays inside FTS5.
     source = "notes_fts JOIN files f ON f.id = notes_fts.rowid" if folder else "notes_fts"
@@ -122,7 +133,7 @@ def search(
     # Rank first, then build snippets for the page only: SQLite would otherwise compute a
     # snippet for every matching note before sorting (2x slower on common words).
     rows = conn.execute(
-        f"WITH top AS (SELECT notes_fts.rowid AS id, bm25(notes_fts, {_WEIGHTS}) AS rank"  # noqa: S608
+        f"WITH top AS (SELECT notes_fts.rowid AS id, bm25(notes_fts, {BM25_WEIGHTS}) AS rank"  # noqa: S608
         f" FROM {source} WHERE {clause} ORDER BY rank LIMIT ? OFFSET ?)"
         " SELECT f.path, f.title, top.rank, snippet(notes_fts, -1, '**', '**', '…', 16)"
         " FROM top JOIN notes_fts ON notes_fts.rowid = top.id AND notes_fts MATCH ?"
@@ -130,7 +141,7 @@ def search(
         [*args, limit, offset, match],
     ).fetchall()
     hits = [SearchHit(p, t, -float(r), s) for p, t, r, s in rows]
-    if _CJK.search(text):
+    if CJK.search(text):
         hits, total = _merge_cjk(conn, text, hits, total, limit, tag, folder)
     return hits, total
 

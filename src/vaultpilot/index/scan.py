@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from vaultpilot.errors import UnreadableNoteError
+from vaultpilot.index.queries import CJK
 from vaultpilot.vault.files import content_version, decode_note
 from vaultpilot.vault.parse import parse_note
 from vaultpilot.vault.resolve import LinkResolver, target_key
@@ -29,7 +29,6 @@ __all__ = [
 ]
 
 MAX_NOTE_BYTES = 8 * 1024 * 1024
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
 class FileStat(NamedTuple):
@@ -201,5 +200,5 @@ def load_note(
         headings=tuple((h.level, h.text, h.line) for h in note.headings),
         blocks=tuple((b.block_id, b.line) for b in note.blocks),
         body=note.body,
-        cjk=bool(_CJK.search(text)),
+        cjk=bool(CJK.search(text)),
     )
