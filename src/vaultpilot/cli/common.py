@@ -98,11 +98,16 @@ def open_workspace(vault: str | None, data_dir: str | None) -> Workspace:
 
 
 @contextmanager
-def index_connection(ws: Workspace) -> Iterator[sqlite3.Connection]:
+def index_connection(ws: Workspace, *, fresh: bool = False) -> Iterator[sqlite3.Connection]:
+    """The vault's index; with ``fresh`` it is first brought up to date with the vault."""
     from vaultpilot.index.db import connect
 
     conn = connect(ws.db_path)
     try:
+        if fresh:
+            from vaultpilot.index.sync import sync_vault
+
+            sync_vault(conn, ws.vault)
         yield conn
     finally:
         conn.close()

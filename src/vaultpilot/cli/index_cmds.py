@@ -84,11 +84,9 @@ def search_cmd(
 ) -> None:
     """Keyword search over titles, aliases, headings and text (BM25 ranking)."""
     from vaultpilot.index.queries import search
-    from vaultpilot.index.sync import sync_vault
 
     ws = open_workspace(vault, data_dir)
-    with index_connection(ws) as conn:
-        sync_vault(conn, ws.vault)
+    with index_connection(ws, fresh=True) as conn:
         hits, total = search(conn, query, tag=tag, folder=path, limit=limit)
     if as_json:
         print(
@@ -106,15 +104,21 @@ def search_cmd(
     console.print(f"[dim]{len(hits)} of {total} matching notes[/]")
 
 
-def _print_links(rows: list[object], as_json: bool, *, backlinks: bool) -> None:
-    from vaultpilot.index.queries import LinkRow
+def _show_links(
+    note: str, as_json: bool, vault: str | None, data_dir: str | None, *, backlinks: bool
+) -> None:
+    from vaultpilot.index.queries import backlinks as backlinks_of
+    from vaultpilot.index.queries import find_note, outgoing_links
 
-    items = [r for r in rows if isinstance(r, LinkRow)]
+    ws = open_workspace(vault, data_dir)
+    with index_connection(ws, fresh=True) as conn:
+        path = find_note(conn, note)
+        rows = backlinks_of(conn, path) if backlinks else outgoing_links(conn, path)
     if as_json:
-        print(json.dumps([asdict(r) for r in items], ensure_ascii=False, indent=2))
+        print(json.dumps([asdict(r) for r in rows], ensure_ascii=False, indent=2))
         return
     table = Table("from" if backlinks else "to", "line", "kind", "written as")
-    for r in items:
+    for r in rows:
         shown = escape(r.source if backlinks else (r.target or f"{r.target_text} (unresolved)"))
         written = escape(r.target_text + r.subpath + (f"|{r.alias}" if r.alias else ""))
         table.add_row(shown, str(r.line), f"{r.kind} ({r.syntax})", written)
@@ -129,14 +133,7 @@ def links_cmd(
     data_dir: DataDirOpt = None,
 ) -> None:
     """Links written in a note, with where each one leads."""
-    from vaultpilot.index.queries import find_note, outgoing_links
-    from vaultpilot.index.sync import sync_vault
-
-    ws = open_workspace(vault, data_dir)
-    with index_connection(ws) as conn:
-        sync_vault(conn, ws.vault)
-        rows = outgoing_links(conn, find_note(conn, note))
-    _print_links(list(rows), as_json, backlinks=False)
+    _show_links(note, as_json, vault, data_dir, backlinks=False)
 
 
 @handle_errors
@@ -147,14 +144,7 @@ def backlinks_cmd(
     data_dir: DataDirOpt = None,
 ) -> None:
     """Notes that link to a note."""
-    from vaultpilot.index.queries import backlinks, find_note
-    from vaultpilot.index.sync import sync_vault
-
-    ws = open_workspace(vault, data_dir)
-    with index_connection(ws) as conn:
-        sync_vault(conn, ws.vault)
-        rows = backlinks(conn, find_note(conn, note))
-    _print_links(list(rows), as_json, backlinks=True)
+    _show_links(note, as_json, vault, data_dir, backlinks=True)
 
 
 @handle_errors
@@ -163,11 +153,9 @@ def unresolved_cmd(
 ) -> None:
     """Links that lead to no file, per note, with how often each is written."""
     from vaultpilot.index.queries import unresolved_links
-    from vaultpilot.index.sync import sync_vault
 
     ws = open_workspace(vault, data_dir)
-    with index_connection(ws) as conn:
-        sync_vault(conn, ws.vault)
+    with index_connection(ws, fresh=True) as conn:
         rows = unresolved_links(conn)
     if as_json:
         shape: dict[str, dict[str, int]] = {}
