@@ -25,7 +25,6 @@ install-model: $(STAMP)
 
 run: $(STAMP)
 	$(BIN)/vaultpilot index --vault $(VAULT)
-	$(BIN)/vaultpilot embed --vault $(VAULT)
 	$(BIN)/vaultpilot serve --vault $(VAULT) --show-key
 
 lint: $(STAMP)

@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 from tests.index.helpers import write
 from tests.semantic.conftest import Embedded
 from vaultpilot.cli.embed_cmds import embedding_line, register
+from vaultpilot.index.semantic import EmbeddingStatus
 
 APP_SCRIPT = """
 import typer
@@ -123,8 +124,14 @@ def test_ctrl_c_stops_cleanly_and_the_next_run_resumes(
 
 
 def test_status_line() -> None:
-    assert embedding_line(0, 0) == "no chunks yet; run `vaultpilot embed`"
-    assert embedding_line(194, 194) == "194 of 194 chunks embedded (100%)"
-    assert embedding_line(50, 200, 3) == (
+    assert embedding_line(EmbeddingStatus(0, 0, 0, None)) == "nothing embedded yet"
+    assert embedding_line(EmbeddingStatus(0, 0, 12, None)) == (
+        "nothing embedded yet; 12 notes to chunk; run `vaultpilot embed`"
+    )
+    assert embedding_line(EmbeddingStatus(194, 194, 0, "m")) == "194 of 194 chunks embedded (100%)"
+    assert embedding_line(EmbeddingStatus(50, 200, 3, "m")) == (
         "50 of 200 chunks embedded (25%); 3 notes to chunk; run `vaultpilot embed`"
+    )
+    assert embedding_line(EmbeddingStatus(50, 200, 0, "m"), "pid 7, server") == (
+        "50 of 200 chunks embedded (25%); being embedded by pid 7, server"
     )

@@ -31,6 +31,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from vaultpilot.agent.config import AgentConfig
 from vaultpilot.agent.model import ModelClient
+from vaultpilot.index.embedding.base import Embedder
 from vaultpilot.server import ServerSettings, create_app
 from vaultpilot.server.keyfile import ensure_key
 from vaultpilot.server.settings import ShellPolicy
@@ -50,6 +51,7 @@ def pin_times(root: Path) -> None:
 def make_settings(
     vaults: dict[str, Path], data_dir: Path, *, shell: ShellPolicy | None = None, **kw: Any
 ) -> ServerSettings:
+    kw.setdefault("background_embedding", False)  # on in tests that check it (test_embedding)
     return ServerSettings(vaults=vaults, data_root=data_dir, shell=shell or ShellPolicy(), **kw)
 
 
@@ -140,7 +142,8 @@ def free_socket() -> socket.socket:
 
 @pytest.fixture
 def live(data_dir: Path) -> Iterator[Callable[..., Live]]:
-    """``live(settings=None, vaults=..., model=None, **settings_fields)`` → a running ``Live``."""
+    """``live(settings=None, vaults=..., model=None, embedder=None, **settings_fields)`` → a
+    running ``Live``."""
     running: list[Live] = []
 
     def start(
@@ -149,6 +152,7 @@ def live(data_dir: Path) -> Iterator[Callable[..., Live]]:
         vaults: dict[str, Path] | None = None,
         model: ModelClient | None = None,
         agent_config: AgentConfig | None = None,
+        embedder: Callable[[], Embedder] | None = None,
         **fields: Any,
     ) -> Live:
         sock = free_socket()
@@ -157,7 +161,8 @@ def live(data_dir: Path) -> Iterator[Callable[..., Live]]:
             assert vaults is not None
             settings = make_settings(vaults, data_dir, **fields)
         settings = settings.model_copy(update={"port": port})
-        app = create_app(settings, model=model, agent_config=agent_config)
+        extra = {"embedder": embedder} if embedder is not None else {}
+        app = create_app(settings, model=model, agent_config=agent_config, **extra)
         config = uvicorn.Config(
             app, log_level="warning", ws="websockets-sansio", lifespan="on", access_log=False
         )

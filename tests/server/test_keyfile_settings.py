@@ -63,16 +63,21 @@ def test_defaults_and_precedence(example_vault: Path, tmp_path: Path, env: dict[
     config = tmp_path / "config.toml"
     config.write_text(
         f'model = "x"\n[server]\nport = 35000\nallowed_origins = ["app://obsidian.md"]\n'
+        "background_embedding = false\n"
         f'[server.vaults]\nnotes = "{example_vault}"\n[server.shell]\nenabled = true\n'
         'allowlist = ["git status"]\n'
     )
     base = load_settings(vaults=[str(example_vault)], data_dir=tmp_path, env=env)
     assert (base.host, base.port, base.allow_remote) == ("127.0.0.1", DEFAULT_PORT, False)
     assert base.vaults == {"vault": example_vault.resolve()} and not base.shell.enabled
+    assert base.background_embedding
     from_file = load_settings(config=config, data_dir=tmp_path, env=env)
     assert from_file.port == 35000 and from_file.vaults == {"notes": example_vault.resolve()}
     assert from_file.shell.enabled and from_file.shell.allowlist == ("git status",)
     assert from_file.allowed_origins == ("app://obsidian.md",)
+    assert not from_file.background_embedding
+    forced = load_settings(config=config, background_embedding=True, data_dir=tmp_path, env=env)
+    assert forced.background_embedding
     from_env = load_settings(
         config=config, data_dir=tmp_path, env={**env, "VAULTPILOT_PORT": "35001"}
     )

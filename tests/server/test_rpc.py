@@ -212,7 +212,21 @@ def test_rest_routes_share_the_code_and_use_http_statuses(client: TestClient) ->
     assert client.post("/tools/ReportStatus", json={}).json()["error"]["message"] == (
         "Invalid arguments for ReportStatus: 'Status' is required."
     )
-    assert client.get("/vaults").json() == [{"vaultId": "vault", "name": "vault"}]
+    assert client.get("/vaults").json() == [
+        {
+            "vaultId": "vault",
+            "name": "vault",
+            "embedding": {
+                "state": "off",
+                "chunksEmbedded": 0,
+                "chunks": 0,
+                "notesPending": 48,
+                "model": None,
+                "rate": 0.0,
+                "problem": None,
+            },
+        }
+    ]
     assert client.get("/rpc").status_code == 405
     assert client.get("/nothing").json()["error"]["code"] == "not_found"
 

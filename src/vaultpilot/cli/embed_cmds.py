@@ -4,17 +4,25 @@ The command syncs the index with the vault, then runs ``index.semantic.embed_pen
 embedder the settings choose (``VAULTPILOT_EMBEDDINGS=local|openai``, see
 ``semantic.select_embedder``). Ctrl-C stops after the batch in progress (a second Ctrl-C stops at
 once); everything embedded so far is kept and the next run resumes (exit status 130). Keyword
-search keeps working meanwhile, from any other process. ``embedding_line`` formats coverage for
-``vaultpilot status``.
+search keeps working meanwhile, from any other process.
+
+One process embeds an index at a time (``index.background.EmbedLock``). When another one holds
+it, usually a running ``vaultpilot serve`` embedding in the background, the command follows that
+process's progress with the same bar instead of embedding the same chunks twice, and takes over
+if it stops before the end. ``follow`` is also ``vaultpilot status --watch``. ``embedding_line``
+formats coverage for ``vaultpilot status``.
 """
 
 from __future__ import annotations
 
 import json
 import signal
+import sqlite3
 import threading
+import time
+from pathlib import Path
 from types import FrameType
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import (
@@ -38,36 +46,38 @@ from vaultpilot.cli.common import (
     open_workspace,
 )
 
-__all__ = ["embed_cmd", "embedding_line", "register"]
+if TYPE_CHECKING:
+    from vaultpilot.index.semantic import EmbeddingStatus
+
+__all__ = ["StopOnInterrupt", "embed_cmd", "embedding_line", "follow", "register"]
 
 _INTERRUPTED = 130
+_FOLLOW_EVERY = 0.5  # seconds between two looks at another process's progress
 
 
 def register(app: typer.Typer) -> None:
     app.command("embed")(embed_cmd)
 
 
-def embedding_line(embedded: int, total: int, notes_pending: int = 0) -> str:
-    """One line for ``vaultpilot status``: chunks embedded of all chunks, and what is left."""
-    if total == 0 and notes_pending == 0:
-        return "no chunks yet; run `vaultpilot embed`"
-    share = f" ({100 * embedded / total:.0f}%)" if total else ""
-    line = f"{embedded} of {total} chunks embedded{share}"
-    if notes_pending:
-        line += f"; {notes_pending} notes to chunk"
-    if embedded < total or notes_pending:
+def embedding_line(status: EmbeddingStatus, holder: str | None = None) -> str:
+    """One line for ``vaultpilot status``: coverage, who is embedding, what to run."""
+    from vaultpilot.index.background import describe_coverage
+
+    line = describe_coverage(status, None, holder)
+    if not status.complete and holder is None:
         line += "; run `vaultpilot embed`"
     return line
 
 
-class _StopOnInterrupt:
-    """First Ctrl-C asks the pass to stop after its batch; the second interrupts at once."""
+class StopOnInterrupt:
+    """First Ctrl-C sets ``requested`` (finish the batch, stop watching); the second interrupts."""
 
-    def __init__(self) -> None:
+    def __init__(self, message: str = "stopping after this batch (Ctrl-C again to stop now)…"):
         self.requested = threading.Event()
+        self._message = message
         self._previous: object = None
 
-    def __enter__(self) -> _StopOnInterrupt:
+    def __enter__(self) -> StopOnInterrupt:
         if threading.current_thread() is threading.main_thread():
             self._previous = signal.signal(signal.SIGINT, self._handle)
         return self
@@ -80,7 +90,46 @@ class _StopOnInterrupt:
         if self.requested.is_set():
             raise KeyboardInterrupt
         self.requested.set()
-        err_console.print("stopping after this batch (Ctrl-C again to stop now)…")
+        err_console.print(self._message)
+
+
+def _bar(label: str, *, quiet: bool) -> Progress:
+    return Progress(
+        TextColumn(f"[bold]{label}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TaskProgressColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal or quiet,
+    )
+
+
+def follow(
+    conn: sqlite3.Connection,
+    db_path: Path,
+    stop: StopOnInterrupt,
+    *,
+    quiet: bool = False,
+    every: float = _FOLLOW_EVERY,
+) -> EmbeddingStatus:
+    """Show another process's embedding progress until the index is fully embedded, nobody
+    embeds it any more, or Ctrl-C; returns the coverage then."""
+    from vaultpilot.index.background import lock_holder
+    from vaultpilot.index.semantic import embedding_status
+
+    status = embedding_status(conn)
+    with _bar("embedding (background)", quiet=quiet) as bar:
+        task = bar.add_task("chunks", total=status.chunks or None, completed=status.embedded)
+        while not status.complete and not stop.requested.is_set():
+            if lock_holder(db_path) is None:
+                break
+            stop.requested.wait(every)
+            status = embedding_status(conn)
+            bar.update(task, completed=status.embedded, total=status.chunks or None)
+    return status
 
 
 @handle_errors
@@ -93,24 +142,37 @@ def embed_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Embed the notes' chunks for semantic search (only new or changed text; resumable)."""
-    from vaultpilot.index.semantic import embed_pending, embedding_coverage, select_embedder
+    from vaultpilot.index.background import EmbedLock, lock_holder
+    from vaultpilot.index.semantic import embed_pending, embedding_status, select_embedder
     from vaultpilot.index.sync import sync_vault
 
     ws = open_workspace(vault, data_dir)
     embedder = select_embedder()
-    with index_connection(ws) as conn, _StopOnInterrupt() as stop:
+    lock = EmbedLock(ws.db_path, "vaultpilot embed")
+    with index_connection(ws) as conn, StopOnInterrupt() as stop, lock:
         sync_vault(conn, ws.vault)
-        with Progress(
-            TextColumn("[bold]embedding"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TaskProgressColumn(),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            console=console,
-            transient=True,
-            disable=not console.is_terminal or as_json,
-        ) as bar:
+        followed = ""
+        while not lock.acquire():
+            holder = lock_holder(ws.db_path) or "another process"
+            if not followed and not as_json:
+                err_console.print(
+                    f"{holder} is embedding this index; following its progress "
+                    "(Ctrl-C stops watching, not the embedding).",
+                    soft_wrap=True,
+                )
+            followed = holder
+            status = follow(conn, ws.db_path, stop, quiet=as_json)
+            if stop.requested.is_set():
+                err_console.print(
+                    f"stopped watching: {embedding_line(status, holder)}", soft_wrap=True
+                )
+                raise typer.Exit(_INTERRUPTED)
+            if status.complete:
+                _print_followed(status, holder, as_json=as_json)
+                return
+            time.sleep(0.05)  # the holder stopped early: take over
+
+        with _bar("embedding", quiet=as_json) as bar:
             task = bar.add_task("chunks", total=None)
 
             def progress(done: int, total: int) -> None:
@@ -126,7 +188,7 @@ def embed_cmd(
                 should_stop=stop.requested.is_set,
                 batch_size=batch,
             )
-        embedded, total = embedding_coverage(conn)
+        status = embedding_status(conn)
     if as_json:
         print(
             json.dumps(
@@ -135,8 +197,8 @@ def embed_cmd(
                     "model_changed": report.model_changed,
                     "notes_chunked": report.notes_chunked,
                     "embedded_now": report.embedded,
-                    "chunks": total,
-                    "chunks_embedded": embedded,
+                    "chunks": status.chunks,
+                    "chunks_embedded": status.embedded,
                     "stopped": report.stopped,
                     "seconds": round(report.seconds, 3),
                 },
@@ -150,13 +212,32 @@ def embed_cmd(
         console.print(
             f"[green]embedded[/] {report.embedded} chunks ({report.notes_chunked} notes "
             f"chunked) with {report.model} in {report.seconds:.1f} s ({rate:.0f} chunks/s); "
-            f"{embedding_line(embedded, total)}",
+            f"{embedding_line(status)}",
             soft_wrap=True,
         )
     if report.stopped:
         err_console.print(
-            f"stopped: {embedded} of {total} chunks embedded. Run `vaultpilot embed` again to "
-            "resume; keyword search works meanwhile.",
+            f"stopped: {status.embedded} of {status.chunks} chunks embedded. Run "
+            "`vaultpilot embed` again to resume; keyword search works meanwhile.",
             soft_wrap=True,
         )
         raise typer.Exit(_INTERRUPTED)
+
+
+def _print_followed(status: EmbeddingStatus, holder: str, *, as_json: bool) -> None:
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    "model": status.model,
+                    "embedded_by": holder,
+                    "embedded_now": 0,
+                    "chunks": status.chunks,
+                    "chunks_embedded": status.embedded,
+                    "stopped": False,
+                },
+                indent=2,
+            )
+        )
+    else:
+        console.print(f"[green]embedded[/] by {holder}: {embedding_line(status)}", soft_wrap=True)

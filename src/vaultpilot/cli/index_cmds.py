@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -20,6 +21,9 @@ from vaultpilot.cli.common import (
     index_connection,
     open_workspace,
 )
+
+if TYPE_CHECKING:
+    from vaultpilot.index.status import IndexStatus
 
 __all__ = ["register"]
 
@@ -171,10 +175,21 @@ def unresolved_cmd(
 
 @handle_errors
 def status_cmd(
-    as_json: JsonOpt = False, vault: VaultOpt = None, data_dir: DataDirOpt = None
+    as_json: JsonOpt = False,
+    vault: VaultOpt = None,
+    data_dir: DataDirOpt = None,
+    watch: Annotated[
+        bool,
+        typer.Option(
+            "--watch",
+            help="Then follow the embedding another process (the server) is doing, with a "
+            "progress bar, until it ends.",
+        ),
+    ] = False,
 ) -> None:
     """Notes on disk against the index: stale files, frontmatter errors, vectors, size."""
-    from vaultpilot.cli.embed_cmds import embedding_line
+    from vaultpilot.cli.embed_cmds import StopOnInterrupt, embedding_line, follow
+    from vaultpilot.index.background import lock_holder
     from vaultpilot.index.semantic import embedding_status
     from vaultpilot.index.status import index_status
 
@@ -182,6 +197,19 @@ def status_cmd(
     with index_connection(ws) as conn:
         st = index_status(conn, ws.vault, ws.db_path)
         emb = embedding_status(conn)
+        holder = lock_holder(ws.db_path)
+        if watch and not as_json:
+            _status_lines(ws.vault, ws.db_path, st, embedding_line(emb, holder))
+            if holder is None:
+                if not emb.complete:
+                    console.print("nobody is embedding this index; run `vaultpilot embed`")
+                return
+            with StopOnInterrupt("stopped watching") as stop:
+                emb = follow(conn, ws.db_path, stop)
+            console.print(
+                f"[bold]vectors[/] {escape(embedding_line(emb, lock_holder(ws.db_path)))}"
+            )
+            return
     if as_json:
         print(
             json.dumps(
@@ -190,23 +218,25 @@ def status_cmd(
                     "up_to_date": st.up_to_date,
                     "vault": str(ws.vault),
                     "index": str(ws.db_path),
-                    "embedding": {**asdict(emb), "complete": emb.complete},
+                    "embedding": {**asdict(emb), "complete": emb.complete, "embedder": holder},
                 },
                 ensure_ascii=False,
                 indent=2,
             )
         )
         return
-    console.print(f"[bold]vault[/]   {ws.vault}")
-    console.print(f"[bold]index[/]   {ws.db_path} ({st.db_bytes / 1024:.0f} KiB)")
+    _status_lines(ws.vault, ws.db_path, st, embedding_line(emb, holder))
+
+
+def _status_lines(vault: Path, db_path: Path, st: IndexStatus, vectors: str) -> None:
+    console.print(f"[bold]vault[/]   {vault}")
+    console.print(f"[bold]index[/]   {db_path} ({st.db_bytes / 1024:.0f} KiB)")
     console.print(
         f"[bold]notes[/]   {st.notes_on_disk} on disk, {st.notes_indexed} indexed; "
         f"{st.attachments} attachments; {st.links} links ({st.unresolved_links} unresolved); "
         f"{st.tags} tags"
     )
-    console.print(
-        f"[bold]vectors[/] {escape(embedding_line(emb.embedded, emb.chunks, emb.notes_pending))}"
-    )
+    console.print(f"[bold]vectors[/] {escape(vectors)}")
     if st.up_to_date:
         console.print("[green]up to date[/]")
     else:

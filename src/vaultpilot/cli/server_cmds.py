@@ -94,6 +94,14 @@ def register(app: typer.Typer) -> None:
         show_key: Annotated[
             bool, typer.Option("--show-key", help="Print the API key even if it is not new.")
         ] = False,
+        embed: Annotated[
+            bool | None,
+            typer.Option(
+                "--embed/--no-embed",
+                help="Embed new and changed notes for semantic search in the background "
+                "(default: on, or background_embedding in [server]).",
+            ),
+        ] = None,
         data_dir: DataDirOpt = None,
     ) -> None:
         """Serve the vaults over authenticated local REST and WebSocket RPC."""
@@ -110,6 +118,7 @@ def register(app: typer.Typer) -> None:
             allow_remote=allow_remote,
             config=config,
             data_dir=data_dir,
+            background_embedding=embed,
         )
         sock = _listen(settings.host, settings.port)
         settings = settings.model_copy(update={"port": sock.getsockname()[1]})
@@ -119,6 +128,11 @@ def register(app: typer.Typer) -> None:
         console.print(f"vaultpilot Agent Communication Server on [bold]{url}[/]")
         for vid, root in settings.vaults.items():
             console.print(f"  vault [bold]{vid}[/]: {root}")
+        if settings.background_embedding:
+            console.print(
+                "  semantic search: embedding new and changed notes in the background "
+                "(`vaultpilot status` shows how far)"
+            )
         if created:
             console.print(f"New API key (shown once): [bold]{key}[/]")
         elif show_key:

@@ -95,7 +95,7 @@ class HybridResult:
     hits: list[HybridHit]
     total: int  # about how many notes match: any query word, or a chunk with cosine >= 0.3
     mode: Mode  # which sides ranked
-    notice: str | None = None  # why the vector side was left out, when it was
+    notice: str | None = None  # why the vector side was left out or is partial, when it is
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +203,12 @@ def _vector_index(
         )
     if len(index) == 0:
         return None, "nothing is embedded yet (run `vaultpilot embed`); ranked by keywords only"
+    chunks = index.signature[1]
+    if len(index) < chunks:  # embedding still under way: say the ranking is partial
+        return index, (
+            f"meaning-based ranking covers {len(index)} of {chunks} note sections so far (the "
+            "rest are still being embedded); notes not covered yet rank by their words"
+        )
     return index, None
 
 

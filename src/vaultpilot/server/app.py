@@ -8,13 +8,15 @@ Routes (every one behind ``SecurityMiddleware``: loopback Host, own Origin, the 
   the command's arguments as the body; ``POST /agent/<command>``: StartAgent, InterruptAgent,
   ToolOverride, ApproveToolCall. Same code as ``/rpc``; failures use the HTTP status of their
   error code (``envelope.ERROR_TABLE``).
-* ``GET /vaults``: the configured vaults.
+* ``GET /vaults``: the configured vaults, with their semantic-search coverage and the state of
+  their background embedding.
 * ``GET /openapi.json``: the OpenAPI document (key required; there is no docs page, since a
   browser page could not send the key).
 * ``WS /ws``: see ``ws``.
 
 The application owns no global state: everything lives in the ``ServerState`` made here. The
-vaults' indexes are synced at start-up; the built-in agent's model client (from the agent
+vaults' indexes are synced at start-up and, unless ``background_embedding`` is off, each gets a
+background embedder (see ``vaults``); the built-in agent's model client (from the agent
 configuration, unless ``model`` is passed) is made at start-up and closed at shutdown, with the
 runs and the vaults.
 """
@@ -23,10 +25,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -41,6 +44,8 @@ from vaultpilot.agent.config import CONFIG_ENV, AgentConfig, load_config, requir
 from vaultpilot.agent.model import ModelClient
 from vaultpilot.agent.providers import make_model
 from vaultpilot.errors import SetupError, VaultpilotError
+from vaultpilot.index.embedding.base import Embedder
+from vaultpilot.index.semantic import select_embedder
 from vaultpilot.server import models as m
 from vaultpilot.server.approvals import ApprovalBroker
 from vaultpilot.server.auth import SecurityMiddleware
@@ -59,7 +64,7 @@ from vaultpilot.server.runs import Runs
 from vaultpilot.server.settings import ServerSettings, is_loopback
 from vaultpilot.server.state import ServerState
 from vaultpilot.server.validation import explain
-from vaultpilot.server.vaults import Vaults
+from vaultpilot.server.vaults import VaultHandle, Vaults
 from vaultpilot.server.ws import Hub, Subscriber, serve
 from vaultpilot.tools import get_tool
 
@@ -202,6 +207,19 @@ def _command_route(
     )(endpoint)
 
 
+async def _embedding_info(vault: VaultHandle) -> m.EmbeddingInfo:
+    progress, status = await asyncio.to_thread(vault.embedding)
+    return m.EmbeddingInfo(
+        state=progress.state if progress else "off",
+        chunksEmbedded=status.embedded,
+        chunks=status.chunks,
+        notesPending=status.notes_pending,
+        model=status.model or (progress.model if progress else None),
+        rate=round(progress.rate, 1) if progress else 0.0,
+        problem=progress.problem if progress else None,
+    )
+
+
 def _routes(app: FastAPI, state: ServerState) -> None:
     rpc_errors: dict[int | str, dict[str, Any]] = {
         s: {"model": Envelope[None], "description": "Refused; see error.code."}
@@ -233,9 +251,12 @@ def _routes(app: FastAPI, state: ServerState) -> None:
         )
 
     @app.get("/vaults", response_model=list[m.VaultInfo], operation_id="vaults")
-    async def vaults() -> list[dict[str, str]]:
-        """The vaults this server serves, by VaultID."""
-        return [{"vaultId": v.vault_id, "name": v.name} for v in state.vaults.handles()]
+    async def vaults() -> list[m.VaultInfo]:
+        """The vaults this server serves, by VaultID, with their semantic-search coverage."""
+        return [
+            m.VaultInfo(vaultId=v.vault_id, name=v.name, embedding=await _embedding_info(v))
+            for v in state.vaults.handles()
+        ]
 
     @app.websocket("/ws")
     async def websocket(ws: WebSocket) -> None:
@@ -265,16 +286,19 @@ def create_app(
     *,
     model: ModelClient | None = None,
     agent_config: AgentConfig | None = None,
+    embedder: Callable[[], Embedder] = select_embedder,
 ) -> FastAPI:
     """The server for ``settings``.
 
     The built-in agent uses ``model`` and ``agent_config`` when given; else, at start-up, the
-    model of the agent configuration (``vaultpilot config``), if one is configured.
+    model of the agent configuration (``vaultpilot config``), if one is configured. ``embedder``
+    loads the embedding model (default: the one the settings choose, see
+    ``index.semantic.select_embedder``); it is loaded once, on first use, for all the vaults.
     """
     key, _ = ensure_key(settings.key_path)
     keys = KeyStore(settings.key_path, key)
     hub = Hub()
-    vaults = Vaults(settings.vaults, settings.index_db)
+    vaults = Vaults(settings.vaults, settings.index_db, embedder=functools.cache(embedder))
     runs = Runs(settings=settings, hub=hub, key=keys.current, model=model, config=agent_config)
     state = ServerState(settings, keys, hub, vaults, runs, ApprovalBroker(hub))
 
@@ -286,6 +310,8 @@ def create_app(
             runs.set_model(built, config, problem)
         for handle in vaults.handles():
             await asyncio.to_thread(handle.open)
+            if settings.background_embedding:
+                handle.start_embedding()
         try:
             yield
         finally:

@@ -4,8 +4,8 @@
 * ``currentGoal``: the goal of the vault's active agent run, else of its last run, else "".
 * ``systemPrompt``: the built-in agent's system prompt for this vault (its role, how it uses the
   tools, today's date and the vault's facts), so an external agent can act the same way.
-* ``stateSummary``: a few lines: the vault's size, the most recently changed notes, the agent's
-  state and the last status an agent reported.
+* ``stateSummary``: a few lines: the vault's size, the most recently changed notes, how much of
+  it semantic search covers, the agent's state and the last status an agent reported.
 * ``activeFiles``: the notes the active (else last) run named in its tool calls or attached with
   ``@``, in first-named order.
 * ``availableTools``: the commands an agent may call here: the five of the specification
@@ -18,7 +18,9 @@ from dataclasses import dataclass
 
 from vaultpilot.agent.prompt import build_system_prompt
 from vaultpilot.agent.vault_tools import VaultTools
+from vaultpilot.index.background import EmbedProgress, describe_coverage
 from vaultpilot.index.lookup import folder_note_counts
+from vaultpilot.index.semantic import embedding_status
 from vaultpilot.server.models import ACS_TOOLS, AGENT_TOOLS
 from vaultpilot.server.runs import RunRecord
 from vaultpilot.tools import ToolContext, call_tool
@@ -72,12 +74,15 @@ def build_vault_context(
     record: RunRecord | None,
     status: StatusRecord | None,
     shell_enabled: bool,
+    embedding: EmbedProgress | None = None,
 ) -> dict[str, object]:
     """The ``IAgentVaultContext`` JSON (blocking: call under the vault's lock, in a thread)."""
     prompt, recent, notes, folders = _vault_facts(ctx)
     lines = [f"Vault '{ctx.root.name}' (VaultID {vault_id}): {notes} notes in {folders} folders."]
     if recent:
         lines.append("Recently changed: " + ", ".join(recent) + ".")
+    coverage = describe_coverage(embedding_status(ctx.conn), embedding)
+    lines.append(f"Semantic search: {coverage}.")
     lines.append(_agent_line(record))
     if status is not None:
         said = f": {status.message}" if status.message else ""

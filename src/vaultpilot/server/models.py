@@ -35,6 +35,7 @@ __all__ = [
     "CommandName",
     "CreateNoteArgs",
     "CreateNoteResult",
+    "EmbeddingInfo",
     "ExecuteShellArgs",
     "GetVaultContextArgs",
     "InterruptAgentArgs",
@@ -302,6 +303,23 @@ class ApproveToolCallResult(BaseModel):
     approved: bool
 
 
+class EmbeddingInfo(BaseModel):
+    """How far semantic search covers a vault, and what the background embedder is doing."""
+
+    state: Literal[
+        "off", "starting", "idle", "embedding", "busy", "unavailable", "failed", "stopped"
+    ] = Field(description="'off' when background embedding is disabled in the settings.")
+    chunksEmbedded: int = Field(description="Chunks of the index that have a vector.")
+    chunks: int = Field(description="Chunks in the index.")
+    notesPending: int = Field(description="Notes not chunked yet, or changed since.")
+    model: str | None = Field(description="The model the stored vectors belong to.")
+    rate: float = Field(description="Chunks per second of the current or last pass.")
+    problem: str | None = Field(
+        description="Why the state is unavailable, failed or busy, and what to do."
+    )
+
+
 class VaultInfo(BaseModel):
     vaultId: str
     name: str
+    embedding: EmbeddingInfo

@@ -81,9 +81,15 @@ async def _get_vault_context(
     vid = vault.vault_id
     record, status = state.runs.latest(vid), state.statuses.get(vid)
     enabled = state.settings.shell.enabled
+    progress = vault.background.progress() if vault.background else None
     return await vault.run(
         lambda ctx: build_vault_context(
-            ctx, vault_id=vid, record=record, status=status, shell_enabled=enabled
+            ctx,
+            vault_id=vid,
+            record=record,
+            status=status,
+            shell_enabled=enabled,
+            embedding=progress,
         )
     )
 

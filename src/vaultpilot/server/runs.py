@@ -146,7 +146,7 @@ class Runs:
         agent = await asyncio.to_thread(self._build_agent, vault, self._model)
         record = RunRecord(run_id, vault.vault_id, goal, "builtin", controls=RunControls())
         self._by_vault[vault.vault_id] = record
-        record.task = asyncio.create_task(self._drive(record, agent))
+        record.task = asyncio.create_task(self._drive(record, agent, vault))
         return record
 
     def _build_agent(self, vault: VaultHandle, model: ModelClient) -> Agent:
@@ -162,12 +162,14 @@ class Runs:
         limits = RunLimits(cfg.max_steps, cfg.token_budget, cfg.attach_budget)
         return Agent(model, tools, prompt, policy, limits, vault=tools)
 
-    async def _drive(self, record: RunRecord, agent: Agent) -> None:
+    async def _drive(self, record: RunRecord, agent: Agent, vault: VaultHandle) -> None:
         try:
             async for event in run(
                 agent, record.goal, controls=record.controls, run_id=record.run_id
             ):
                 self._track(record, event)
+                if event.kind == "tool_result":
+                    vault.changed()  # a write synced the run's index: embed what changed
                 self._hub.publish(
                     {
                         "type": "event",

@@ -11,6 +11,7 @@ reads its ``[server]`` table::
     port = 34700                    # $VAULTPILOT_PORT
     allow_remote = false            # only with it may host be a non-loopback address
     allowed_origins = ["app://obsidian.md"]   # browser origins allowed besides the server's own
+    background_embedding = true     # embed new and changed notes for semantic search as they sync
 
     [server.vaults]                 # VaultID = folder; --vault ID=PATH (repeatable) replaces these
     notes = "~/Notes"
@@ -103,6 +104,7 @@ class ServerSettings(_Strict):
     agent: AgentSettings = Field(default_factory=AgentSettings)
     config_path: Path | None = None
     subscriber_queue: int = Field(4096, ge=16)
+    background_embedding: bool = True
 
     @property
     def key_path(self) -> Path:
@@ -124,6 +126,7 @@ class _ConfigFile(_Strict):
     port: int | None = Field(None, ge=0, le=65535)
     allow_remote: bool | None = None
     allowed_origins: tuple[str, ...] = ()
+    background_embedding: bool = True
     vaults: dict[str, str] = Field(default_factory=dict)
     shell: ShellPolicy = Field(default_factory=ShellPolicy)
     agent: AgentSettings = Field(default_factory=AgentSettings)
@@ -214,6 +217,7 @@ def load_settings(
     allow_remote: bool = False,
     config: str | Path | None = None,
     data_dir: str | Path | None = None,
+    background_embedding: bool | None = None,
     env: Mapping[str, str] | None = None,
 ) -> ServerSettings:
     """Settings from the flags given, the environment and the config file (see the module)."""
@@ -264,4 +268,7 @@ def load_settings(
         shell=file.shell,
         agent=file.agent,
         config_path=config_path if config_path.is_file() else None,
+        background_embedding=(
+            file.background_embedding if background_embedding is None else background_embedding
+        ),
     )

@@ -11,6 +11,11 @@ Contract:
   closed by ``close``.
 * ``VaultHandle.open_run_context()`` opens a second, private context for an agent run (its own
   connection; SQLite's WAL mode lets it read while the server's context writes).
+* Every context of a vault shares one ``Semantic`` (the embedder, loaded once, and the vector
+  cache), so ``semantic_search`` ranks by meaning as soon as chunks are embedded.
+* ``start_embedding()`` starts the vault's ``BackgroundEmbedder`` (its own connection); ``call``
+  and ``changed()`` wake it, so what a tool call or an agent run synced is embedded soon after.
+  ``embedding()`` is its progress plus the coverage in the index, for ``GET /vaults``.
 """
 
 from __future__ import annotations
@@ -24,7 +29,11 @@ from typing import TypeVar
 from urllib.parse import quote
 
 from vaultpilot.errors import InvalidArgumentError, NotFoundError
+from vaultpilot.index.background import BackgroundEmbedder, EmbedProgress
+from vaultpilot.index.embedding.base import Embedder
+from vaultpilot.index.semantic import EmbeddingStatus, embedding_status, select_embedder
 from vaultpilot.tools import ToolContext, open_context
+from vaultpilot.tools.semantic import Semantic
 
 __all__ = ["VaultHandle", "Vaults"]
 
@@ -36,6 +45,8 @@ class VaultHandle:
     vault_id: str
     root: Path
     db_path: Path
+    semantic: Semantic = field(default_factory=Semantic)
+    background: BackgroundEmbedder | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ctx: ToolContext | None = None
 
@@ -50,7 +61,7 @@ class VaultHandle:
 
     def _context(self) -> ToolContext:
         if self._ctx is None:
-            self._ctx = open_context(self.root, self.db_path)
+            self._ctx = open_context(self.root, self.db_path, semantic=self.semantic)
         return self._ctx
 
     def open(self) -> None:
@@ -60,8 +71,11 @@ class VaultHandle:
 
     def call(self, fn: Callable[[ToolContext], T]) -> T:
         """Run ``fn(ctx)`` under the vault's lock in this thread."""
-        with self._lock:
-            return fn(self._context())
+        try:
+            with self._lock:
+                return fn(self._context())
+        finally:
+            self.changed()
 
     async def run(self, fn: Callable[[ToolContext], T]) -> T:
         """Run ``fn(ctx)`` under the vault's lock in a worker thread."""
@@ -69,9 +83,28 @@ class VaultHandle:
 
     def open_run_context(self) -> ToolContext:
         """A private context for one agent run; the caller closes ``ctx.conn``."""
-        return open_context(self.root, self.db_path)
+        return open_context(self.root, self.db_path, semantic=self.semantic)
+
+    def start_embedding(self) -> None:
+        """Keep the vectors up to date from a background thread (see the module doc)."""
+        if self.background is None:
+            self.background = BackgroundEmbedder(self.db_path, self.semantic.require, role="server")
+            self.background.start()
+
+    def changed(self) -> None:
+        """The index may have changed: let the background embedder look (cheap)."""
+        if self.background is not None:
+            self.background.wake()
+
+    def embedding(self) -> tuple[EmbedProgress | None, EmbeddingStatus]:
+        """The background embedder's progress (None when off) and the index's coverage."""
+        with self._lock:
+            status = embedding_status(self._context().conn)
+        return (self.background.progress() if self.background else None), status
 
     def close(self) -> None:
+        if self.background is not None:
+            self.background.stop()
         with self._lock:
             if self._ctx is not None:
                 self._ctx.conn.close()
@@ -81,8 +114,17 @@ class VaultHandle:
 class Vaults:
     """The configured vaults by ID, in configuration order."""
 
-    def __init__(self, vaults: Mapping[str, Path], db_path: Callable[[str], Path]) -> None:
-        self._by_id = {vid: VaultHandle(vid, root, db_path(vid)) for vid, root in vaults.items()}
+    def __init__(
+        self,
+        vaults: Mapping[str, Path],
+        db_path: Callable[[str], Path],
+        *,
+        embedder: Callable[[], Embedder] = select_embedder,
+    ) -> None:
+        self._by_id = {
+            vid: VaultHandle(vid, root, db_path(vid), Semantic(load=embedder))
+            for vid, root in vaults.items()
+        }
 
     def handles(self) -> list[VaultHandle]:
         return list(self._by_id.values())

@@ -90,6 +90,9 @@ def _semantic(ctx: ToolContext, p: QueryVaultParams) -> QueryResult:
     if ranking.any_word:
         note = f"No note contains every word of '{p.query}'; these contain some of them."
         suggestion = f"{note} {suggestion}" if suggestion else note
+    if ranking.notice:
+        note = ranking.notice[0].upper() + ranking.notice[1:].rstrip(".") + "."
+        suggestion = f"{suggestion} {note}" if suggestion else note
     out = _result(results, ranking.total, suggestion=suggestion)
     out["ranking"] = ranking.ranking
     return out

@@ -4,14 +4,15 @@ A ranker is ``(conn, RankRequest) -> Ranking``. ``keyword_ranker`` is FTS5 BM25 
 aliases, headings and bodies (``index.queries.search``), falling back to notes with *any* of the
 words when none holds all of them. ``hybrid_ranker`` fuses BM25 with vector similarity
 (``index.hybrid``); when no embedder or no vectors are available it ranks by keywords and the
-result says so (``ranking`` is "keyword"). Relevance is scaled to 0..1 against the best hit.
+result says so (``ranking`` is "keyword", and ``notice`` why; ``notice`` also says when only part
+of the vault is embedded yet). Relevance is scaled to 0..1 against the best hit.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from vaultpilot.index.hybrid import hybrid_search
 from vaultpilot.index.keyword import search_any
@@ -46,6 +47,7 @@ class Ranking:
     total: int
     ranking: str  # "hybrid", or "keyword" when the vector side was not available
     any_word: bool = False  # no note held every word; these hold some of them
+    notice: str | None = None  # why the vector side was left out or is partial
 
 
 Ranker = Callable[[sqlite3.Connection, RankRequest], Ranking]
@@ -94,8 +96,9 @@ def hybrid_ranker(semantic: Semantic) -> Ranker:
             allowed=req.allowed,
         )
         if not result.hits:  # nothing at all: the any-word keyword fallback may still help
-            return keyword_ranker(conn, req)
+            fallback = keyword_ranker(conn, req)
+            return replace(fallback, notice=result.notice)
         hits = [RankedHit(h.path, h.title, h.relevance, h.snippet) for h in result.hits]
-        return Ranking(hits, result.total, result.mode)
+        return Ranking(hits, result.total, result.mode, notice=result.notice)
 
     return rank

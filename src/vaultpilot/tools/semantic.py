@@ -37,3 +37,10 @@ class Semantic:
                 except (SetupError, ExternalError) as err:
                     self.problem = err.message
             return self._embedder
+
+    def require(self) -> Embedder:
+        """The embedder, or ``SetupError`` saying why there is none (for background embedding)."""
+        embedder = self.embedder()
+        if embedder is None:
+            raise SetupError(self.problem or "No embedding model is available.")
+        return embedder
