@@ -137,6 +137,30 @@ def test_cache_sees_commits_from_another_connection(
     reader.close()
 
 
+def test_a_young_snapshot_is_kept_while_batches_land(
+    indexed: sqlite3.Connection, hash_embedder: HashEmbedder
+) -> None:
+    cache = VectorCache(min_interval=60.0)
+    batches = iter(range(3))
+    embed_pending(indexed, hash_embedder, batch_size=4, should_stop=lambda: next(batches, 9) == 9)
+    partial = cache.get(indexed)
+    assert partial is not None and cache.loads == 1
+    embed_pending(indexed, hash_embedder)  # every other chunk lands
+    assert cache.get(indexed) is partial and cache.loads == 1  # younger than min_interval
+    # Another model's vectors are never served, however young the snapshot.
+    embed_pending(indexed, HashEmbedder("test/other-32", 32))
+    switched = cache.get(indexed)
+    assert switched is not None and switched.model.name == "test/other-32"
+    assert cache.loads == 2
+
+    eager = VectorCache()  # the default: always current
+    before = eager.get(indexed)
+    embed_pending(indexed, hash_embedder)
+    after = eager.get(indexed)
+    assert before is not None and after is not None and after is not before
+    assert after.model.name == "test/hash-64" and eager.loads == 2
+
+
 def test_loaded_matrix_matches_the_stored_blobs(
     indexed: sqlite3.Connection, hash_embedder: HashEmbedder
 ) -> None:

@@ -32,12 +32,18 @@ from vaultpilot.errors import InvalidArgumentError, NotFoundError
 from vaultpilot.index.background import BackgroundEmbedder, EmbedProgress
 from vaultpilot.index.embedding.base import Embedder
 from vaultpilot.index.semantic import EmbeddingStatus, embedding_status, select_embedder
+from vaultpilot.index.vectors import VectorCache
 from vaultpilot.tools import ToolContext, open_context
 from vaultpilot.tools.semantic import Semantic
 
 __all__ = ["VaultHandle", "Vaults"]
 
 T = TypeVar("T")
+
+# While the background embedder commits a batch every fraction of a second, searches reuse a
+# vector snapshot for up to this long instead of reloading the matrix each time (bench/
+# bench_background.py: hybrid p50 during a pass on 4k chunks 15 -> see docs/benchmarks.md).
+_RELOAD_INTERVAL = 2.0
 
 
 @dataclass(slots=True)
@@ -122,7 +128,12 @@ class Vaults:
         embedder: Callable[[], Embedder] = select_embedder,
     ) -> None:
         self._by_id = {
-            vid: VaultHandle(vid, root, db_path(vid), Semantic(load=embedder))
+            vid: VaultHandle(
+                vid,
+                root,
+                db_path(vid),
+                Semantic(load=embedder, cache=VectorCache(min_interval=_RELOAD_INTERVAL)),
+            )
             for vid, root in vaults.items()
         }
 
