@@ -267,7 +267,7 @@ class VectorCache:
         another model than ``model`` (when given; compared by name and dimension)."""
         with self._lock:
             version = int(conn.execute("PRAGMA data_version").fetchone()[0])
-            quick = (id(conn), version, conn.total_changes)
+            quick: tuple[int, int, int] | None = (id(conn), version, conn.total_changes)
             if self._index is None or quick != self._quick:
                 recorded = recorded_model(conn)
                 young = time.monotonic() - self._loaded_at < self._min_interval
