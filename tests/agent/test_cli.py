@@ -30,6 +30,10 @@ from vaultpilot.agent import (
 )
 from vaultpilot.agent.testing import ScriptedCall, ScriptedTurn
 from vaultpilot.cli import agent_cmds
+from vaultpilot.index.db import connect as index_connect
+from vaultpilot.index.embedding.base import default_model_dir
+from vaultpilot.index.semantic import embedding_coverage
+from vaultpilot.locations import vault_data_dir
 from vaultpilot.memory.db import connect
 
 app = typer.Typer(pretty_exceptions_enable=False)
@@ -216,3 +220,32 @@ def test_ask_from_the_shell_runs_a_two_step_task(tmp_path: Path, vault: Path) ->
         if server.poll() is None:
             server.terminate()
             server.wait(timeout=5)
+
+
+needs_model = pytest.mark.skipif(
+    not (default_model_dir() / "manifest.json").exists(),
+    reason="the embedding model is not built; run `make install-model`",
+)
+
+
+@needs_model
+@pytest.mark.parametrize("embed", [True, False])
+def test_chat_embeds_in_the_background_unless_told_not_to(
+    serve: Any, env: dict[str, str], vault: Path, data_dir: Path, monkeypatch: Any, embed: bool
+) -> None:
+    monkeypatch.delenv("VAULTPILOT_EMBEDDINGS", raising=False)
+    # The model takes its time to answer, as real ones do: the embedder works meanwhile.
+    server = serve([ScriptedTurn(text="Noted.", delay=4.0)])
+    monkeypatch.setenv("VAULTPILOT_MODEL", "scripted")
+    monkeypatch.setenv("VAULTPILOT_BASE_URL", server.base_url)
+    args = ["chat", "--vault", str(vault), *([] if embed else ["--no-embed"])]
+    result = CliRunner().invoke(app, args, input="remember the pgloader run\n/exit\n")
+    assert result.exit_code == 0, result.output
+    assert "Noted." in result.output
+    conn = index_connect(vault_data_dir(vault, data_dir) / "index.db")
+    embedded, chunks = embedding_coverage(conn)
+    conn.close()
+    if embed:
+        assert 0 < embedded <= chunks
+    else:
+        assert embedded == 0

@@ -93,3 +93,20 @@ def test_background_embedding_can_be_turned_off(live: Callable[..., Live], vault
     info = _embedding(server)
     assert info["state"] == "off" and info["chunksEmbedded"] == 0
     assert embedder.calls == 0
+
+
+def test_notes_edited_outside_are_rescanned_and_embedded(
+    live: Callable[..., Live], vault: Path
+) -> None:
+    embedder = HashEmbedder()
+    server = live(
+        vaults={"vault": vault},
+        background_embedding=True,
+        rescan_interval=0.2,
+        embedder=lambda: embedder,
+    )
+    first = _wait(server, _complete)
+    # Written the way Obsidian writes: straight to disk, no tool call, no request at all.
+    (vault / "Typed in Obsidian.md").write_text("# Lighthouse\n\nThe kestrel almanac is due.\n")
+    _wait(server, lambda i: _complete(i) and i["chunks"] > first["chunks"])
+    assert any("kestrel almanac" in text for text in embedder.seen)

@@ -55,6 +55,7 @@ from vaultpilot.cli.agent_view import JsonView, TerminalView, approval_question
 from vaultpilot.cli.common import DataDirOpt, VaultOpt, console, handle_errors, open_workspace
 from vaultpilot.contract.catalog import register_shipped
 from vaultpilot.contract.orchestrator import Replied, list_process_tools, new_request, run_process
+from vaultpilot.index.background import BackgroundEmbedder
 from vaultpilot.locations import data_root, memory_db_path
 from vaultpilot.memory.db import connect as connect_memory
 from vaultpilot.memory.registry import ProcessTool
@@ -101,6 +102,8 @@ class _Session:
     agent: Agent
     memory: Any  # sqlite3.Connection
     vault: Path
+    db_path: Path
+    semantic: Semantic
 
 
 @contextlib.contextmanager
@@ -109,7 +112,8 @@ def _session(
 ) -> Iterator[_Session]:
     cfg = require_model(load_config(flags=flags))  # before anything is opened: a fast, clear error
     ws = open_workspace(vault, data_dir)
-    ctx = open_context(ws.vault, ws.db_path, semantic=Semantic())
+    semantic = Semantic()
+    ctx = open_context(ws.vault, ws.db_path, semantic=semantic)
     memory = connect_memory(memory_db_path(data_root(data_dir)))
     try:
         vault_tools = VaultTools(ctx)
@@ -127,7 +131,7 @@ def _session(
             limits=RunLimits(cfg.max_steps, cfg.token_budget, cfg.attach_budget),
             vault=vault_tools,
         )
-        yield _Session(agent, memory, ws.vault)
+        yield _Session(agent, memory, ws.vault, ws.db_path, semantic)
     finally:
         memory.close()
         ctx.conn.close()
@@ -246,13 +250,24 @@ def chat(
         bool, typer.Option("--continue", help="Resume the latest conversation of this vault.")
     ] = False,
     list_only: Annotated[bool, typer.Option("--list", help="List stored conversations.")] = False,
+    embed: Annotated[
+        bool,
+        typer.Option(
+            "--embed/--no-embed",
+            help="Embed new and changed notes for semantic search in the background while you "
+            "chat (default: on).",
+        ),
+    ] = True,
     verbose: VerboseOpt = False,
 ) -> None:
     """Talk with the agent about the vault; each message is a run in one conversation."""
     if list_only:
         _list(vault, data_dir)
         return
-    with _session(vault, data_dir, yes=yes, flags=_flags(model, base_url, None)) as s:
+    with (
+        _session(vault, data_dir, yes=yes, flags=_flags(model, base_url, None)) as s,
+        _background(s, enabled=embed) as background,
+    ):
         conv_id: str | None = None
         if resume:
             conv_id = get_conversation(s.memory, resume).id
@@ -265,6 +280,7 @@ def chat(
         view = TerminalView(console, verbose=verbose)
         versions = NoteVersions()
         while True:
+            _embedding_note(background)
             try:
                 console.print(Text("you › ", "bold"), end="")
                 line = sys.stdin.readline()
@@ -281,8 +297,40 @@ def chat(
                     s.memory, title=message, vault=str(s.vault), model=s.agent.model.name
                 ).id
             asyncio.run(_one_run(s, conv_id, message, versions, view.show, console))
+            if background is not None:
+                background.wake()  # embed what the run wrote
         if conv_id:
             console.print(Text(f"conversation {conv_id}", "dim"))
+
+
+@contextlib.contextmanager
+def _background(s: _Session, *, enabled: bool) -> Iterator[BackgroundEmbedder | None]:
+    """A background embedder for the chat's index, stopped (after its batch) when it ends."""
+    if not enabled:
+        yield None
+        return
+    background = BackgroundEmbedder(s.db_path, s.semantic.require, role="vaultpilot chat")
+    background.start()
+    try:
+        yield background
+    finally:
+        background.stop()
+
+
+def _embedding_note(background: BackgroundEmbedder | None) -> None:
+    """One dim line before the prompt while embedding runs, so slow answers are explained."""
+    if background is None:
+        return
+    snap = background.progress()
+    if snap.state == "embedding" and snap.total:
+        rate = f", {snap.rate:.0f} chunks/s" if snap.rate else ""
+        console.print(
+            Text(
+                f"semantic search: embedding in the background, {snap.done} of {snap.total} "
+                f"new chunks{rate}; notes not embedded yet are found by their words",
+                "dim",
+            )
+        )
 
 
 def _list(vault: str | None, data_dir: str | None) -> None:

@@ -7,7 +7,9 @@ it works (WAL). The thread looks for work:
 * at ``start()``;
 * after ``wake()`` (the server calls it after every tool call; calls within ``debounce`` seconds
   of each other make one look);
-* every ``poll`` seconds, to notice another process's sync (``vaultpilot index``).
+* every ``poll`` seconds, to notice another process's sync (``vaultpilot index``), after
+  calling ``refresh`` when given: the server passes a sync of the vault, so notes edited in
+  Obsidian are indexed and embedded without waiting for a tool call.
 
 A look runs a pass only when another connection committed since the last pass began (SQLite's
 ``data_version``), so a wake with nothing new costs one PRAGMA. ``stop()`` ends the pass between
@@ -184,6 +186,7 @@ class BackgroundEmbedder:
 
     ``load`` returns the embedder (called once per pass; cache it) or raises ``SetupError`` /
     ``ExternalError`` saying why there is none. ``role`` names this process in the lock file.
+    ``refresh`` runs at each poll, in this thread, before the look (its errors are logged).
     """
 
     def __init__(
@@ -196,9 +199,11 @@ class BackgroundEmbedder:
         poll: float = 30.0,
         batch_size: int = 32,
         backoff: float = _FIRST_BACKOFF,
+        refresh: Callable[[], None] | None = None,
     ) -> None:
         self._db_path = db_path
         self._backoff = backoff
+        self._refresh = refresh
         self._load = load
         self._lock = EmbedLock(db_path, role)
         self._debounce = debounce
@@ -286,6 +291,8 @@ class BackgroundEmbedder:
             # Let a burst of wakes settle into one look; stop() cuts the wait short.
             if self._stop.is_set() or (woken and self._stop.wait(self._debounce)):
                 break
+            if not woken and self._refresh is not None:
+                self._run_refresh()
             with self._changed:
                 self._looking = True
                 self._wake.clear()
@@ -299,6 +306,13 @@ class BackgroundEmbedder:
                 with self._changed:
                     self._looking = False
                     self._changed.notify_all()
+
+    def _run_refresh(self) -> None:
+        assert self._refresh is not None
+        try:
+            self._refresh()
+        except Exception:  # a vault folder gone for a moment must not end the thread
+            log.warning("refreshing the index before a look failed", exc_info=True)
 
     def _fail(self, state: EmbedState, message: str) -> None:
         previous = self._progress.retry_in or 0.0

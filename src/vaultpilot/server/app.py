@@ -311,7 +311,7 @@ def create_app(
         for handle in vaults.handles():
             await asyncio.to_thread(handle.open)
             if settings.background_embedding:
-                handle.start_embedding()
+                handle.start_embedding(poll=settings.rescan_interval)
         try:
             yield
         finally:

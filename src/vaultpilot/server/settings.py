@@ -12,6 +12,7 @@ reads its ``[server]`` table::
     allow_remote = false            # only with it may host be a non-loopback address
     allowed_origins = ["app://obsidian.md"]   # browser origins allowed besides the server's own
     background_embedding = true     # embed new and changed notes for semantic search as they sync
+    rescan_interval = 30.0          # seconds between two looks for notes changed outside (Obsidian)
 
     [server.vaults]                 # VaultID = folder; --vault ID=PATH (repeatable) replaces these
     notes = "~/Notes"
@@ -105,6 +106,7 @@ class ServerSettings(_Strict):
     config_path: Path | None = None
     subscriber_queue: int = Field(4096, ge=16)
     background_embedding: bool = True
+    rescan_interval: float = Field(30.0, gt=0, le=86400)
 
     @property
     def key_path(self) -> Path:
@@ -127,6 +129,7 @@ class _ConfigFile(_Strict):
     allow_remote: bool | None = None
     allowed_origins: tuple[str, ...] = ()
     background_embedding: bool = True
+    rescan_interval: float = Field(30.0, ge=1, le=86400)
     vaults: dict[str, str] = Field(default_factory=dict)
     shell: ShellPolicy = Field(default_factory=ShellPolicy)
     agent: AgentSettings = Field(default_factory=AgentSettings)
@@ -271,4 +274,5 @@ def load_settings(
         background_embedding=(
             file.background_embedding if background_embedding is None else background_embedding
         ),
+        rescan_interval=file.rescan_interval,
     )

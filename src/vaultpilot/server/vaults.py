@@ -14,7 +14,8 @@ Contract:
 * Every context of a vault shares one ``Semantic`` (the embedder, loaded once, and the vector
   cache), so ``semantic_search`` ranks by meaning as soon as chunks are embedded.
 * ``start_embedding()`` starts the vault's ``BackgroundEmbedder`` (its own connection); ``call``
-  and ``changed()`` wake it, so what a tool call or an agent run synced is embedded soon after.
+  and ``changed()`` wake it, so what a tool call or an agent run synced is embedded soon after,
+  and every ``poll`` seconds it syncs the index itself, so notes edited in Obsidian follow too.
   ``embedding()`` is its progress plus the coverage in the index, for ``GET /vaults``.
 """
 
@@ -72,8 +73,7 @@ class VaultHandle:
 
     def open(self) -> None:
         """Open the context and sync the index (blocking; call from a worker thread)."""
-        with self._lock:
-            self._context().fresh(force=True)
+        self.sync()
 
     def call(self, fn: Callable[[ToolContext], T]) -> T:
         """Run ``fn(ctx)`` under the vault's lock in this thread."""
@@ -91,11 +91,23 @@ class VaultHandle:
         """A private context for one agent run; the caller closes ``ctx.conn``."""
         return open_context(self.root, self.db_path, semantic=self.semantic)
 
-    def start_embedding(self) -> None:
-        """Keep the vectors up to date from a background thread (see the module doc)."""
+    def start_embedding(self, *, poll: float = 30.0) -> None:
+        """Keep the vectors up to date from a background thread (see the module doc); every
+        ``poll`` seconds it also syncs the index, so edits made outside reach the vectors."""
         if self.background is None:
-            self.background = BackgroundEmbedder(self.db_path, self.semantic.require, role="server")
+            self.background = BackgroundEmbedder(
+                self.db_path,
+                self.semantic.require,
+                role="server",
+                poll=poll,
+                refresh=self.sync,
+            )
             self.background.start()
+
+    def sync(self) -> None:
+        """Bring the index up to date with the vault (blocking), without waking the embedder."""
+        with self._lock:
+            self._context().fresh(force=True)
 
     def changed(self) -> None:
         """The index may have changed: let the background embedder look (cheap)."""
