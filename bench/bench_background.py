@@ -11,7 +11,8 @@ alternating a keyword search (``index.queries.search``) and a hybrid search
 (``index.hybrid.hybrid_search``: embed the query, reload the vectors if a batch was committed,
 scan, fuse), from ``synth_vault.sample_queries``. When the pass is over, the same queries run
 again on the idle machine. Reported: the pass's time and chunks/s, and p50/p99 of both kinds of
-query during and after it, with the number of times the vector matrix was reloaded.
+query during and after it, with how many times the vector matrix was reloaded whole and how
+many times new rows were appended to it.
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         seconds = time.perf_counter() - started
         snap = background.progress()
         background.stop()
-        loads_during = cache.loads
+        loads_during, appends_during = cache.loads, cache.appends
         status = embedding_status(conn)
         for j in range(i):
             one(j, after)
@@ -118,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         "chunks_per_s": round(status.embedded / seconds, 1) if seconds else 0.0,
         "reload_interval": args.reload_interval,
         "matrix_reloads_during": loads_during,
+        "matrix_appends_during": appends_during,
         "during": {k: summary(v) for k, v in during.items()},
         "after": {k: summary(v) for k, v in after.items()},
     }

@@ -161,6 +161,35 @@ def test_a_young_snapshot_is_kept_while_batches_land(
     assert after.model.name == "test/hash-64" and eager.loads == 2
 
 
+def test_new_vectors_are_appended_to_the_snapshot_without_a_reload(
+    example_vault: Path, indexed: sqlite3.Connection, hash_embedder: HashEmbedder
+) -> None:
+    cache = VectorCache()
+    batches = iter(range(3))
+    embed_pending(indexed, hash_embedder, batch_size=4, should_stop=lambda: next(batches, 9) == 9)
+    partial = cache.get(indexed)
+    assert partial is not None and cache.loads == 1
+    embed_pending(indexed, hash_embedder)
+    grown = cache.get(indexed)
+    assert grown is not None and grown is not partial
+    assert (cache.loads, cache.appends) == (1, 1)
+    fresh = load_vector_index(indexed)
+    assert fresh is not None and len(grown) == len(fresh) > len(partial)
+
+    def rows(index: VectorIndex) -> dict[int, tuple[int, bytes]]:
+        return {
+            int(c): (int(f), index.matrix[i].tobytes())
+            for i, (c, f) in enumerate(zip(index.chunk_ids, index.file_ids, strict=True))
+        }
+
+    assert rows(grown) == rows(fresh)
+    assert grown.signature == fresh.signature and grown.top_vector == fresh.top_vector
+    # A chunk change (a deleted note) is not an append: the whole matrix is loaded again.
+    (example_vault / "Inbox.md").unlink()
+    sync_vault(indexed, example_vault)
+    assert cache.get(indexed) is not grown and cache.loads == 2
+
+
 def test_loaded_matrix_matches_the_stored_blobs(
     indexed: sqlite3.Connection, hash_embedder: HashEmbedder
 ) -> None:

@@ -44,6 +44,7 @@ from vaultpilot.index.embedding import (
 from vaultpilot.index.vectors import (
     ModelInfo,
     bump_generation,
+    mark_vectors_added,
     record_model,
     recorded_model,
     store_vectors,
@@ -245,7 +246,7 @@ def embed_pending(
                     "run the embedding again."
                 )
             store_vectors(conn, ((h, vectors[i]) for i, (_, h, _) in enumerate(batch)))
-            bump_generation(conn)
+            mark_vectors_added(conn)
         after = batch[-1][0]
         report.embedded += len(batch)
         if progress is not None:
