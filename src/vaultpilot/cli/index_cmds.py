@@ -198,34 +198,31 @@ def status_cmd(
         st = index_status(conn, ws.vault, ws.db_path)
         emb = embedding_status(conn)
         holder = lock_holder(ws.db_path)
-        if watch and not as_json:
-            _status_lines(ws.vault, ws.db_path, st, embedding_line(emb, holder))
-            if holder is None:
-                if not emb.complete:
-                    console.print("nobody is embedding this index; run `vaultpilot embed`")
-                return
-            with StopOnInterrupt("stopped watching") as stop:
-                emb = follow(conn, ws.db_path, stop)
-            console.print(
-                f"[bold]vectors[/] {escape(embedding_line(emb, lock_holder(ws.db_path)))}"
+        if as_json:
+            print(
+                json.dumps(
+                    {
+                        **asdict(st),
+                        "up_to_date": st.up_to_date,
+                        "vault": str(ws.vault),
+                        "index": str(ws.db_path),
+                        "embedding": {**asdict(emb), "complete": emb.complete, "embedder": holder},
+                    },
+                    ensure_ascii=False,
+                    indent=2,
+                )
             )
             return
-    if as_json:
-        print(
-            json.dumps(
-                {
-                    **asdict(st),
-                    "up_to_date": st.up_to_date,
-                    "vault": str(ws.vault),
-                    "index": str(ws.db_path),
-                    "embedding": {**asdict(emb), "complete": emb.complete, "embedder": holder},
-                },
-                ensure_ascii=False,
-                indent=2,
-            )
-        )
-        return
-    _status_lines(ws.vault, ws.db_path, st, embedding_line(emb, holder))
+        _status_lines(ws.vault, ws.db_path, st, embedding_line(emb, holder))
+        if not watch:
+            return
+        if holder is None:
+            if not emb.complete:
+                console.print("nobody is embedding this index; run `vaultpilot embed`")
+            return
+        with StopOnInterrupt("stopped watching") as stop:
+            emb = follow(conn, ws.db_path, stop)
+    console.print(f"[bold]vectors[/] {escape(embedding_line(emb, lock_holder(ws.db_path)))}")
 
 
 def _status_lines(vault: Path, db_path: Path, st: IndexStatus, vectors: str) -> None:

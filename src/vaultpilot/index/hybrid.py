@@ -184,6 +184,12 @@ def keyword_side(
     return ordered[:pool], total
 
 
+_NOTHING_EMBEDDED = (
+    "nothing is embedded yet, so this is ranked by keywords only (notes are embedded in the "
+    "background by `vaultpilot serve` and `vaultpilot chat`, or by `vaultpilot embed`)"
+)
+
+
 def _vector_index(
     conn: sqlite3.Connection, embedder: Embedder | None, vectors: VectorIndex | VectorCache | None
 ) -> tuple[VectorIndex | None, str | None]:
@@ -195,14 +201,14 @@ def _vector_index(
         return None, f"{err} Ranked by keywords only."
     index = vectors.get(conn) if isinstance(vectors, VectorCache) else vectors
     if index is None:
-        return None, "nothing is embedded yet (run `vaultpilot embed`); ranked by keywords only"
+        return None, _NOTHING_EMBEDDED
     if index.model != model:
         return None, (
             f"the notes were embedded with {index.model.name}, not {model.name}; run "
             "`vaultpilot embed` to re-embed them. Ranked by keywords only"
         )
     if len(index) == 0:
-        return None, "nothing is embedded yet (run `vaultpilot embed`); ranked by keywords only"
+        return None, _NOTHING_EMBEDDED
     chunks = index.signature[1]
     if len(index) < chunks:  # embedding still under way: say the ranking is partial
         return index, (

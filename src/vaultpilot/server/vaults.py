@@ -42,8 +42,8 @@ __all__ = ["VaultHandle", "Vaults"]
 T = TypeVar("T")
 
 # While the background embedder commits a batch every fraction of a second, searches reuse a
-# vector snapshot for up to this long instead of reloading the matrix each time (bench/
-# bench_background.py: hybrid p50 during a pass on 4k chunks 15 -> see docs/benchmarks.md).
+# vector snapshot for up to this long instead of refreshing it for every query
+# (bench/bench_background.py; figures in docs/benchmarks.md).
 _RELOAD_INTERVAL = 2.0
 
 
