@@ -184,10 +184,37 @@ def test_new_vectors_are_appended_to_the_snapshot_without_a_reload(
 
     assert rows(grown) == rows(fresh)
     assert grown.signature == fresh.signature and grown.top_vector == fresh.top_vector
+    assert len(partial) < len(grown)  # the earlier snapshot did not change under its readers
     # A chunk change (a deleted note) is not an append: the whole matrix is loaded again.
     (example_vault / "Inbox.md").unlink()
     sync_vault(indexed, example_vault)
     assert cache.get(indexed) is not grown and cache.loads == 2
+
+
+def test_appends_fill_spare_rows_and_leave_earlier_snapshots_alone(
+    indexed: sqlite3.Connection, hash_embedder: HashEmbedder
+) -> None:
+    cache = VectorCache()
+    snapshots: list[VectorIndex] = []
+
+    def look(done: int, total: int) -> None:
+        index = cache.get(indexed)
+        if index is not None:
+            snapshots.append(index)
+
+    embed_pending(indexed, hash_embedder, batch_size=8, progress=look)
+    assert cache.loads == 1 and cache.appends == len(snapshots) - 1 > 3
+    final = load_vector_index(indexed)
+    assert final is not None
+    for earlier, later in itertools.pairwise(snapshots):
+        assert len(earlier) < len(later)
+        assert np.array_equal(later.matrix[: len(earlier)], earlier.matrix)
+        assert np.array_equal(later.chunk_ids[: len(earlier)], earlier.chunk_ids)
+    last = snapshots[-1]
+    order = np.argsort(last.chunk_ids)
+    assert np.array_equal(last.chunk_ids[order], final.chunk_ids)
+    assert np.array_equal(last.file_ids[order], final.file_ids)
+    assert np.array_equal(last.matrix[order], final.matrix)
 
 
 def test_loaded_matrix_matches_the_stored_blobs(

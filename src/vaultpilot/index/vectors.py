@@ -153,6 +153,9 @@ class VectorIndex:
     signature: tuple[int, int, int] = (0, 0, 0)
     appended: int = 0  # the vectors-added counter this snapshot has taken in
     top_vector: int = 0  # the highest chunk_vectors.id in it
+    # Arrays with spare rows after an append; matrix and ids are their first rows. Appending
+    # writes past those rows only, so earlier snapshots sharing the arrays never change.
+    _spare: tuple[Vectors, IdArray, IdArray] | None = field(default=None, repr=False)
     _centroids: dict[int, Vectors] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
@@ -276,16 +279,30 @@ def _with_new_vectors(conn: sqlite3.Connection, index: VectorIndex) -> VectorInd
         (index.top_vector,),
     ).fetchall()
     if not rows:
-        return replace(index, appended=appended, _centroids={})
+        return replace(index, appended=appended)
     matrix, chunk_ids, file_ids, top = _arrays(rows, index.model.dimension)
+    n, k = len(index), len(matrix)
+    spare = index._spare
+    if spare is None or spare[0].shape[0] < n + k:
+        # Grow by a quarter: a pass appending batch after batch copies the matrix a few times
+        # in all, instead of once per batch (61 MB at 40k chunks).
+        rows_ = n + k + max(256, (n + k) // 4)
+        spare = (
+            np.empty((rows_, index.model.dimension), dtype=np.float32),
+            np.empty(rows_, dtype=np.int64),
+            np.empty(rows_, dtype=np.int64),
+        )
+        spare[0][:n], spare[1][:n], spare[2][:n] = index.matrix, index.chunk_ids, index.file_ids
+    spare[0][n : n + k], spare[1][n : n + k], spare[2][n : n + k] = matrix, chunk_ids, file_ids
     return VectorIndex(
         index.model,
-        np.concatenate([index.matrix, matrix]),
-        np.concatenate([index.chunk_ids, chunk_ids]),
-        np.concatenate([index.file_ids, file_ids]),
+        spare[0][: n + k],
+        spare[1][: n + k],
+        spare[2][: n + k],
         index.signature,
         appended,
         max(index.top_vector, top),
+        spare,
     )
 
 
