@@ -20,7 +20,7 @@ from vaultpilot.agent.prompt import build_system_prompt
 from vaultpilot.agent.vault_tools import VaultTools
 from vaultpilot.index.background import EmbedProgress, describe_coverage
 from vaultpilot.index.lookup import folder_note_counts
-from vaultpilot.index.semantic import embedding_status
+from vaultpilot.index.semantic import EmbeddingStatus
 from vaultpilot.server.models import ACS_TOOLS, AGENT_TOOLS
 from vaultpilot.server.runs import RunRecord
 from vaultpilot.tools import ToolContext, call_tool
@@ -74,6 +74,7 @@ def build_vault_context(
     record: RunRecord | None,
     status: StatusRecord | None,
     shell_enabled: bool,
+    coverage: EmbeddingStatus,
     embedding: EmbedProgress | None = None,
 ) -> dict[str, object]:
     """The ``IAgentVaultContext`` JSON (blocking: call under the vault's lock, in a thread)."""
@@ -81,8 +82,7 @@ def build_vault_context(
     lines = [f"Vault '{ctx.root.name}' (VaultID {vault_id}): {notes} notes in {folders} folders."]
     if recent:
         lines.append("Recently changed: " + ", ".join(recent) + ".")
-    coverage = describe_coverage(embedding_status(ctx.conn), embedding)
-    lines.append(f"Semantic search: {coverage}.")
+    lines.append(f"Semantic search: {describe_coverage(coverage, embedding)}.")
     lines.append(_agent_line(record))
     if status is not None:
         said = f": {status.message}" if status.message else ""

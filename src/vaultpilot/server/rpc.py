@@ -12,6 +12,7 @@ Failures become envelope errors through ``envelope.error_for``; a validation pro
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -81,7 +82,7 @@ async def _get_vault_context(
     vid = vault.vault_id
     record, status = state.runs.latest(vid), state.statuses.get(vid)
     enabled = state.settings.shell.enabled
-    progress = vault.background.progress() if vault.background else None
+    progress, coverage = await asyncio.to_thread(vault.embedding)
     return await vault.run(
         lambda ctx: build_vault_context(
             ctx,
@@ -89,6 +90,7 @@ async def _get_vault_context(
             record=record,
             status=status,
             shell_enabled=enabled,
+            coverage=coverage,
             embedding=progress,
         )
     )
