@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,7 +33,7 @@ db, mode = Path(sys.argv[1]), sys.argv[2]
 lock = EmbedLock(db, "server")
 assert lock.acquire()
 print("held", flush=True)
-time.sleep(1.0)
+sys.stdin.readline()  # the test says when: once the command under test is following
 if mode == "embed":
     conn = connect(db)
     embed_pending(conn, select_embedder())
@@ -56,10 +57,27 @@ def setup(
     return vault, data, db
 
 
+def _go_soon(child: subprocess.Popen[str], delay: float = 1.5) -> threading.Timer:
+    """Let the holder go on after ``delay``, once the command invoked next is following it (it
+    needs well under 0.2 s to get there)."""
+
+    def go() -> None:
+        assert child.stdin is not None
+        child.stdin.write("go\n")
+        child.stdin.flush()
+
+    timer = threading.Timer(delay, go)
+    timer.start()
+    return timer
+
+
 @contextmanager
 def _holder(db: Path, mode: str) -> Iterator[subprocess.Popen[str]]:
     child = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(db), mode], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", HOLDER, str(db), mode],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert child.stdout is not None and child.stdout.readline().strip() == "held"
     try:
@@ -72,6 +90,7 @@ def _holder(db: Path, mode: str) -> Iterator[subprocess.Popen[str]]:
 def test_embed_follows_the_process_that_holds_the_lock(setup: tuple[Path, Path, Path]) -> None:
     vault, data, db = setup
     with _holder(db, "embed") as child:
+        _go_soon(child)
         result = CliRunner().invoke(
             make_app(), ["embed", "--vault", str(vault), "--data-dir", str(data), "--json"]
         )
@@ -84,7 +103,8 @@ def test_embed_follows_the_process_that_holds_the_lock(setup: tuple[Path, Path, 
 
 def test_embed_takes_over_when_the_holder_stops_early(setup: tuple[Path, Path, Path]) -> None:
     vault, data, db = setup
-    with _holder(db, "quit"):
+    with _holder(db, "quit") as child:
+        _go_soon(child)
         result = CliRunner().invoke(
             make_app(), ["embed", "--vault", str(vault), "--data-dir", str(data)]
         )
@@ -110,6 +130,7 @@ def test_status_watch_follows_until_done(setup: tuple[Path, Path, Path]) -> None
             app, ["status", "--json", "--vault", str(vault), "--data-dir", str(data)]
         )
         assert json.loads(during.stdout)["embedding"]["embedder"] == f"pid {child.pid}, server"
+        _go_soon(child)
         watched = CliRunner().invoke(
             app, ["status", "--watch", "--vault", str(vault), "--data-dir", str(data)]
         )
