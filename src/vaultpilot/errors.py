@@ -16,9 +16,11 @@ model): what went wrong and what to do instead. They never carry a traceback.
     │   └── ConfirmationRequiredError   a destructive step needs explicit confirmation
     ├── SetupError              the installation or configuration is incomplete (no vault folder,
     │                           no model configured, no embedding model built)
-    └── ExternalError           something outside us failed: the disk, a child process, a network
-        ├── StorageError            reading or writing a file or database failed
-        └── UnreadableNoteError     a note is not UTF-8 text (binary, other encoding)
+    ├── ExternalError           something outside us failed: the disk, a child process, a network
+    │   ├── StorageError            reading or writing a file or database failed
+    │   └── UnreadableNoteError     a note is not UTF-8 text (binary, other encoding)
+    └── InternalError           a bug in vaultpilot itself; logged with its traceback where it is
+                                caught, answered without one
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ __all__ = [
     "AlreadyExistsError",
     "ConfirmationRequiredError",
     "ExternalError",
+    "InternalError",
     "InvalidArgumentError",
     "NotFoundError",
     "PathRefusedError",
@@ -92,3 +95,7 @@ class StorageError(ExternalError):
 
 class UnreadableNoteError(ExternalError):
     """A file named ``.md`` is not UTF-8 text, so it cannot be read or edited safely."""
+
+
+class InternalError(VaultpilotError):
+    """A bug in vaultpilot (not the caller's mistake, not the disk): the message says what to do."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from vaultpilot.errors import InvalidArgumentError, StorageError
+from vaultpilot.errors import InternalError, InvalidArgumentError
 from vaultpilot.tools import ToolContext, call_tool, get_tool, is_error, open_context, run_tool
 from vaultpilot.tools.models import QueryVaultParams
 
@@ -53,7 +53,7 @@ def test_unexpected_failures_never_leak(vault: Path, tmp_path: Path) -> None:
     ctx = open_context(vault, tmp_path / "closed.db", now=lambda: NOW)
     ctx.conn.close()
     outcome = run_tool(ctx, "obsidian_query_vault", {"queryType": "recent_changes"})
-    assert isinstance(outcome.error, StorageError)
+    assert isinstance(outcome.error, InternalError)
     assert outcome.result["error"] == (
         "obsidian_query_vault stopped on an unexpected internal error (ProgrammingError). Check "
         "the vault's state (e.g. with obsidian_query_vault) before retrying."

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from vaultpilot.errors import InvalidArgumentError, StorageError, VaultpilotError
+from vaultpilot.errors import InternalError, InvalidArgumentError, VaultpilotError
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.manage import obsidian_vault_manager
 from vaultpilot.tools.models import GetContextParams, QueryVaultParams, VaultManagerParams
@@ -198,7 +198,7 @@ def run_tool(ctx: ToolContext, name: str, arguments: Mapping[str, Any] | None) -
         return ToolOutcome(tool.failure(exc.message, args), exc)
     except Exception as exc:  # a bug or an unexpected OS error: never leak it raw
         log.exception("tool %s failed", name)
-        failed = StorageError(
+        failed = InternalError(
             f"{name} stopped on an unexpected internal error ({type(exc).__name__}). Check the "
             "vault's state (e.g. with obsidian_query_vault) before retrying."
         )
