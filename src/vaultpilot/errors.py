@@ -18,7 +18,8 @@ model): what went wrong and what to do instead. They never carry a traceback.
     │                           no model configured, no embedding model built)
     ├── ExternalError           something outside us failed: the disk, a child process, a network
     │   ├── StorageError            reading or writing a file or database failed
-    │   └── UnreadableNoteError     a note is not UTF-8 text (binary, other encoding)
+    │   ├── UnreadableNoteError     a note is not UTF-8 text (binary, other encoding)
+    │   └── VaultBusyError          another vaultpilot process holds the vault's write lock
     └── InternalError           a bug in vaultpilot itself; logged with its traceback where it is
                                 caught, answered without one
 """
@@ -38,6 +39,7 @@ __all__ = [
     "StaleVersionError",
     "StorageError",
     "UnreadableNoteError",
+    "VaultBusyError",
     "VaultpilotError",
 ]
 
@@ -95,6 +97,10 @@ class StorageError(ExternalError):
 
 class UnreadableNoteError(ExternalError):
     """A file named ``.md`` is not UTF-8 text, so it cannot be read or edited safely."""
+
+
+class VaultBusyError(ExternalError):
+    """Another vaultpilot process is writing to the vault; nothing was written, retry shortly."""
 
 
 class InternalError(VaultpilotError):
