@@ -15,7 +15,10 @@ only, and the server is stopped at the end.
 2. **Throughput**: ``--clients`` concurrent clients (one keep-alive connection each) sending
    ``obsidian_query_vault`` calls until ``--throughput`` requests are done. Target >= 500/s with
    50 clients.
-3. **Fan-out**: ``--subscribers`` WebSockets; one sends StartAgent; the built-in agent runs a
+3. **Writes**: ``append_note`` to one note, sequentially (latency), and ``create_note`` of new
+   notes from ``--clients`` concurrent clients until ``--writes`` are done (throughput). Every
+   write goes through the vault's write lock and the compare-before-rename check.
+4. **Fan-out**: ``--subscribers`` WebSockets; one sends StartAgent; the built-in agent runs a
    scripted two-step conversation against the scripted model server; the time until every
    subscriber has received ``run_finished``, and whether each got every event.
 
@@ -97,9 +100,7 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def latency(
-    url: str, key: str, name: str, args: dict[str, Any], n: int, limit: float
-) -> dict[str, float]:
+def latency(url: str, key: str, name: str, args: Any, n: int, limit: float) -> dict[str, float]:
     times: list[float] = []
     headers = {"Authorization": f"Bearer {key}"}
     transport = httpx.HTTPTransport(socket_options=NODELAY)
@@ -107,11 +108,11 @@ def latency(
         base_url=url, headers=headers, trust_env=False, timeout=10, transport=transport
     ) as c:
         for i in range(50):  # warm-up
-            c.post("/rpc", json=body(name, args, i)).raise_for_status()
+            c.post("/rpc", json=body(name, args(i) if callable(args) else args, i))
         stop = time.monotonic() + limit
         for i in range(n):
             started = time.perf_counter()
-            reply = c.post("/rpc", json=body(name, args, i))
+            reply = c.post("/rpc", json=body(name, args(i) if callable(args) else args, i))
             times.append((time.perf_counter() - started) * 1000)
             assert reply.json()["success"], reply.text
             if time.monotonic() > stop:
@@ -119,8 +120,23 @@ def latency(
     return {"n": len(times), "p50": statistics.median(times), "p99": percentile(times, 0.99)}
 
 
+def append(n: int) -> dict[str, Any]:
+    return {"operation": "append_note", "target": "Inbox.md", "content": f"- bench line {n}"}
+
+
+def create(n: int) -> dict[str, Any]:
+    return {"operation": "create_note", "target": f"Bench/note {n}.md", "content": f"# {n}\n"}
+
+
 async def throughput(
-    url: str, key: str, total: int, clients: int, limit: float
+    url: str,
+    key: str,
+    total: int,
+    clients: int,
+    limit: float,
+    *,
+    name: str = "obsidian_query_vault",
+    arguments: Any = lambda _n: SEARCH,
 ) -> dict[str, float]:
     headers = {"Authorization": f"Bearer {key}"}
     done = 0
@@ -136,7 +152,7 @@ async def throughput(
         ) as c:
             while done < total and time.monotonic() < stop:
                 done += 1
-                reply = await c.post("/rpc", json=body("obsidian_query_vault", SEARCH, done))
+                reply = await c.post("/rpc", json=body(name, arguments(done), done))
                 if reply.status_code != 200 or not reply.json()["success"]:
                     failures += 1
 
@@ -179,6 +195,7 @@ def main() -> None:
     parser.add_argument("--latency", type=int, default=2000, help="sequential calls per command")
     parser.add_argument("--throughput", type=int, default=5000, help="calls in the throughput run")
     parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--writes", type=int, default=1000, help="calls in each write phase")
     parser.add_argument("--subscribers", type=int, default=100)
     parser.add_argument("--max-seconds", type=float, default=60.0, help="bound of each phase")
     args = parser.parse_args()
@@ -209,6 +226,13 @@ def main() -> None:
             rate = asyncio.run(
                 throughput(url, key, args.throughput, args.clients, args.max_seconds)
             )
+            appends = latency(
+                url, key, "obsidian_vault_manager", append, args.writes, args.max_seconds
+            )
+            creates = asyncio.run(
+                throughput(url, key, args.writes, args.clients, args.max_seconds,
+                           name="obsidian_vault_manager", arguments=create)
+            )  # fmt: skip
             fan = asyncio.run(
                 fan_out(f"ws://127.0.0.1:{port}/ws", key, args.subscribers, args.max_seconds)
             )
@@ -230,6 +254,14 @@ def main() -> None:
     print(
         f"| obsidian_query_vault, {args.clients} concurrent clients, {rate['n']:.0f} calls | "
         f"{rate['rps']:.0f} requests/s ({rate['failures']:.0f} failed) | >= 500/s |"
+    )
+    print(
+        f"| append_note over HTTP, {appends['n']:.0f} sequential calls | p50 "
+        f"{appends['p50']:.2f} ms, p99 {appends['p99']:.2f} ms | |"
+    )
+    print(
+        f"| create_note, {args.clients} concurrent clients, {creates['n']:.0f} calls | "
+        f"{creates['rps']:.0f} writes/s ({creates['failures']:.0f} failed) | |"
     )
     print(
         f"| agent run to {fan['subscribers']:.0f} WebSocket subscribers | {fan['complete']:.0f}/"
