@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 VAULT ?= examples/vault
 
-.PHONY: run test lint typecheck unit bench clean install-model
+.PHONY: run test lint typecheck unit bench clean install-model web browser-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,8 +34,28 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+unit: $(STAMP) browser-deps
 	$(BIN)/pytest
+
+# The agent view's page. The built files are committed in src/vaultpilot/web/static, so `make run`
+# needs no node; `make web` rebuilds them after a change to web/ (tests/web/test_bundle.py checks).
+web/node_modules/.package-lock.json: web/package-lock.json
+	cd web && npm ci --no-audit --no-fund
+
+web: web/node_modules/.package-lock.json
+	cd web && npx tsc --noEmit -p . && node build.mjs
+
+# What the browser tests need: Debian's chromium (no browser download) and the page's npm
+# packages. Without them the tests skip and say why.
+browser-deps:
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  if ! command -v apt-get >/dev/null; then echo "chromium: no apt-get here; the browser tests will be skipped"; \
+	  elif [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "chromium is missing and cannot be installed (not root, no sudo): the browser tests will be skipped"; fi; \
+	fi
+	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory web/node_modules/.package-lock.json; \
+	else echo "npm is missing: the bundle rebuild test will be skipped"; fi
 
 test: lint typecheck unit
 

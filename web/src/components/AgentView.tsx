@@ -1,0 +1,224 @@
+/**
+ * The agent view: everything a person sees, mounted with a Connection (the web page passes a
+ * WebSocket connection; the Obsidian plugin can pass its own). Frames are queued and applied
+ * once per animation frame, so a burst of streamed tokens costs one render.
+ */
+
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import type { Connection, ConnectionState } from "../connection";
+import { allowForRun, emptyState, reduce, startRun, type ViewState } from "../state";
+import type { ConversationSummary, HelloFrame, JsonObject, ServerFrame, VaultInfo } from "../wire";
+import { isObject } from "../wire";
+import { Composer, type Suggestion } from "./Composer";
+import { NoModelPanel, SignInPanel } from "./Panels";
+import { Sidebar } from "./Sidebar";
+import { type Actions, RunView, fmtCost, fmtTokens } from "./Steps";
+
+export function AgentView({ connection }: { connection: Connection }) {
+  const [conn, setConn] = useState<{ state: ConnectionState; detail: string; hello: HelloFrame | null }>({
+    state: connection.state, detail: "", hello: connection.hello,
+  });
+  const [view, setView] = useState<ViewState>(emptyState);
+  const viewRef = useRef(view);
+  viewRef.current = view;
+  const [vaults, setVaults] = useState<VaultInfo[]>([]);
+  const [vault, setVault] = useState<string | null>(null);
+  const [noModel, setNoModel] = useState<string | null>(null);
+  const [notices, setNotices] = useState<string[]>([]);
+  const [conversations, setConversations] = useState<ConversationSummary[] | null>(null);
+  const [continuing, setContinuing] = useState<string | null>(null);
+  const [since, setSince] = useState(0); // runs before this index belong to an earlier conversation
+  const scroller = useRef<HTMLDivElement>(null);
+  const [pinned, setPinned] = useState(true);
+
+  const notify = (text: string) => setNotices((n) => [...n.slice(-3), text]);
+
+  useEffect(() => connection.onState((state, detail) => setConn({ state, detail, hello: connection.hello })), [connection]);
+
+  useEffect(() => {
+    let queue: ServerFrame[] = [];
+    let scheduled = false;
+    const flush = () => {
+      scheduled = false;
+      const frames = queue;
+      queue = [];
+      let next = viewRef.current;
+      const now = Date.now();
+      for (const f of frames) next = reduce(next, f, now);
+      viewRef.current = next;
+      setView(next);
+      for (const f of frames) autoApprove(f, next);
+    };
+    return connection.subscribe((frame) => {
+      if (frame.type !== "event") return;
+      queue.push(frame);
+      if (!scheduled) {
+        scheduled = true;
+        // rAF is paused in hidden tabs; the timeout keeps the state current there.
+        const t = window.setTimeout(flush, 100);
+        requestAnimationFrame(() => { window.clearTimeout(t); if (scheduled) flush(); });
+      }
+    });
+  }, [connection]);
+
+  useEffect(() => {
+    if (conn.state !== "open") return;
+    if (conn.hello?.model === null) setNoModel("");
+    const load = () => void connection.vaults().then((list) => {
+      setVaults(list);
+      setVault((v) => (v !== null && list.some((x) => x.vaultId === v) ? v : list[0]?.vaultId ?? null));
+    });
+    load();
+    const t = window.setInterval(load, 15000);
+    return () => window.clearInterval(t);
+  }, [conn.state, connection]);
+
+  const runs = useMemo(() => view.runs.slice(since).filter((r) => vault === null || r.vaultId === null || r.vaultId === vault), [view, vault, since]);
+  const active = runs.find((r) => r.finish === null) ?? null;
+  const finishedCount = view.runs.filter((r) => r.finish !== null).length;
+
+  useEffect(() => {
+    if (vault !== null && conn.state === "open") void connection.conversations(vault).then(setConversations);
+  }, [vault, conn.state, finishedCount]);
+
+  useEffect(() => {
+    const el = scroller.current;
+    if (el && pinned) el.scrollTop = el.scrollHeight;
+  }, [view, pinned]);
+
+  function autoApprove(frame: ServerFrame, state: ViewState) {
+    if (frame.type !== "event" || frame.event.kind !== "approval_required") return;
+    const run = state.runs.find((r) => r.runId === frame.runId);
+    const e = frame.event;
+    const op = `${e.name}${e.operation ? `.${e.operation}` : ""}`;
+    if (run?.allowed.includes(op)) void connection.send("ApproveToolCall", { callId: e.call_id, approved: true });
+  }
+
+  const actions: Actions = {
+    approve(callId, approved, opts) {
+      const args: JsonObject = { callId, approved };
+      if (opts.reason) args["reason"] = opts.reason;
+      if (opts.files) args["files"] = opts.files;
+      if (opts.forRun && active) setView((v) => (viewRef.current = allowForRun(v, active.runId, opts.forRun ?? "")));
+      void connection.send("ApproveToolCall", args).then((r) => {
+        if (!r.success) notify(r.error?.message ?? "The approval was not taken.");
+      });
+    },
+    undo(runId) {
+      void connection.send("UndoRun", { runId }).then((r) => notify(r.success ? "The run's changes were undone." : r.error?.message ?? "Undo failed."));
+    },
+  };
+
+  const send = async (text: string, attached: string[]) => {
+    const goal = attached.length ? `${text}\n\n${attached.map((p) => `@"${p}"`).join(" ")}` : text;
+    const args: JsonObject = { goal };
+    if (vault !== null) args["vaultId"] = vault;
+    if (continuing !== null) args["conversationId"] = continuing;
+    setPinned(true);
+    const reply = await connection.send("StartAgent", args);
+    if (reply.success && isObject(reply.result) && typeof reply.result["runId"] === "string") {
+      const runId = reply.result["runId"];
+      setView((v) => (viewRef.current = startRun(v, runId, vault, text, attached, Date.now())));
+    } else if (reply.error?.code === "setup_required") {
+      setNoModel(reply.error.message);
+    } else {
+      notify(reply.error?.message ?? "The run did not start.");
+    }
+  };
+
+  const stop = () => {
+    if (active) void connection.send("InterruptAgent", { runId: active.runId, force: true });
+  };
+
+  const suggest = async (query: string): Promise<Suggestion[]> => {
+    const args: JsonObject = query.trim()
+      ? { queryType: "semantic_search", query, limit: 8 }
+      : { queryType: "recent_changes", limit: 8 };
+    if (vault !== null) args["VaultID"] = vault;
+    const reply = await connection.send("obsidian_query_vault", args);
+    const rows = isObject(reply.result) && Array.isArray(reply.result["results"]) ? reply.result["results"] : [];
+    return rows.filter(isObject).map((r) => ({ path: String(r["path"] ?? ""), title: String(r["title"] ?? r["path"] ?? "") })).filter((s) => s.path);
+  };
+
+  const vaultName = vaults.find((v) => v.vaultId === vault)?.name ?? vault ?? "";
+  const canUndo = conn.hello?.commands?.includes("UndoRun") ?? false;
+  const last = runs[runs.length - 1] ?? null;
+
+  if (conn.state === "signin") {
+    return (
+      <main class="shell single">
+        <SignInPanel detail={conn.detail} onSignIn={(key) => connection.signIn(key)} />
+      </main>
+    );
+  }
+
+  return (
+    <div class="shell">
+      <Sidebar
+        connection={connection}
+        vaults={vaults}
+        vault={vault}
+        onVault={(id) => setVault(id)}
+        onNew={() => { setSince(view.runs.length); setContinuing(null); }}
+        conversations={conversations}
+        current={continuing}
+        onContinue={(id) => setContinuing(id)}
+      />
+      <main class="conversation" aria-label="Conversation">
+        {conn.state !== "open" && (
+          <div class="banner" role="status">
+            {conn.state === "connecting" ? "Connecting to the server…" : `The server is not answering. ${conn.detail}`}
+          </div>
+        )}
+        {notices.map((n, i) => (
+          <div class="banner warn" role="alert" key={i}>
+            {n}
+            <button type="button" aria-label="Dismiss" onClick={() => setNotices(notices.filter((_, j) => j !== i))}>×</button>
+          </div>
+        ))}
+        <div
+          class="scroller"
+          ref={scroller}
+          // Only the person unpins (scrolling up); content growing or the window moving must not.
+          onScroll={(e) => {
+            const el = e.currentTarget as HTMLDivElement;
+            if (el.scrollHeight - el.scrollTop - el.clientHeight < 40) setPinned(true);
+          }}
+          onWheel={(e) => { if (e.deltaY < 0) setPinned(false); }}
+          onKeyDown={(e) => { if (["PageUp", "ArrowUp", "Home"].includes(e.key)) setPinned(false); }}
+        >
+          {noModel !== null && <NoModelPanel detail={noModel} onCheckAgain={() => setNoModel(null)} />}
+          {runs.length === 0 && noModel === null && (
+            <div class="empty">
+              <h1>Ask your vault</h1>
+              <p>The agent searches, reads and edits notes, showing each step; changes wait for your approval.</p>
+            </div>
+          )}
+          {runs.map((run) => (
+            <RunView key={run.runId} run={run} vault={vaultName} actions={actions} canUndo={canUndo} />
+          ))}
+        </div>
+        {!pinned && (
+          <button type="button" class="jump" onClick={() => setPinned(true)}>Jump to latest</button>
+        )}
+        <Composer running={active !== null} disabled={conn.state !== "open"} suggest={suggest} onSend={(t, a) => void send(t, a)} onStop={stop} />
+      </main>
+      <aside class="this-run" aria-label="This run">
+        <h2>This run</h2>
+        {last === null ? (
+          <p class="muted">Nothing yet.</p>
+        ) : (
+          <dl>
+            <dt>Status</dt>
+            <dd>{last.status}</dd>
+            <dt>Tokens</dt>
+            <dd>{fmtTokens(last.totalTokens)}</dd>
+            {last.costUsd !== null && (<><dt>Cost</dt><dd>{fmtCost(last.costUsd)}</dd></>)}
+            <dt>Notes changed</dt>
+            <dd>{last.changed.length === 0 ? "none" : last.changed.join(", ")}</dd>
+          </dl>
+        )}
+      </aside>
+    </div>
+  );
+}

@@ -1,0 +1,78 @@
+/**
+ * Panels that replace a failing action with what to do: no model configured (the exact settings
+ * for Ollama, LM Studio, OpenAI and Anthropic, as vaultpilot.agent.config reads them), and
+ * signing in when the server wants a session.
+ */
+
+import { useState } from "preact/hooks";
+
+const PROVIDERS: { name: string; note: string; env: string; toml: string }[] = [
+  {
+    name: "Ollama",
+    note: "A local model: run `ollama pull qwen2.5:7b` first (no key needed).",
+    env: "export VAULTPILOT_BASE_URL=http://localhost:11434/v1\nexport VAULTPILOT_MODEL=qwen2.5:7b",
+    toml: 'model = "qwen2.5:7b"\nbase_url = "http://localhost:11434/v1"',
+  },
+  {
+    name: "LM Studio",
+    note: "A local model: load one and start the server in LM Studio's Developer tab; use the model's identifier.",
+    env: "export VAULTPILOT_BASE_URL=http://localhost:1234/v1\nexport VAULTPILOT_MODEL=qwen2.5-7b-instruct",
+    toml: 'model = "qwen2.5-7b-instruct"\nbase_url = "http://localhost:1234/v1"',
+  },
+  {
+    name: "OpenAI",
+    note: "Keep the key in the environment, not in the file.",
+    env: "export OPENAI_API_KEY=sk-...\nexport VAULTPILOT_MODEL=gpt-4o-mini",
+    toml: 'model = "gpt-4o-mini"',
+  },
+  {
+    name: "Anthropic",
+    note: "Needs the extra: pip install 'vaultpilot[anthropic]'.",
+    env: "export VAULTPILOT_PROVIDER=anthropic\nexport ANTHROPIC_API_KEY=sk-ant-...\nexport VAULTPILOT_MODEL=claude-3-5-haiku-latest",
+    toml: 'provider = "anthropic"\nmodel = "claude-3-5-haiku-latest"',
+  },
+];
+
+export function NoModelPanel(props: { detail: string; onCheckAgain(): void }) {
+  return (
+    <section class="panel no-model" aria-labelledby="no-model-title">
+      <h2 id="no-model-title">No model is configured</h2>
+      <p>
+        The agent needs a chat model. Choose one below, set it in the environment of{" "}
+        <code>vaultpilot serve</code> (or in its config file, <code>config.toml</code>; <code>vaultpilot config</code>{" "}
+        shows where it is and every setting), then restart the server. Search keeps working without a model.
+      </p>
+      {props.detail && <pre class="server-says">{props.detail}</pre>}
+      <div class="providers">
+        {PROVIDERS.map((p) => (
+          <section class="provider" key={p.name} aria-label={p.name}>
+            <h3>{p.name}</h3>
+            <p>{p.note}</p>
+            <pre>{p.env}</pre>
+            <p class="or">or in config.toml:</p>
+            <pre>{p.toml}</pre>
+          </section>
+        ))}
+      </div>
+      <button type="button" onClick={props.onCheckAgain}>Check again</button>
+    </section>
+  );
+}
+
+export function SignInPanel(props: { detail: string; onSignIn(key: string): void }) {
+  const [key, setKey] = useState("");
+  return (
+    <section class="panel signin" aria-labelledby="signin-title">
+      <h2 id="signin-title">Sign in to this vaultpilot server</h2>
+      <p>
+        Open the login link that <code>vaultpilot open</code> prints, or paste the server's API key (
+        <code>vaultpilot serve --show-key</code> shows it). The key is kept in this page only.
+      </p>
+      {props.detail && <p class="warn">{props.detail}</p>}
+      <form onSubmit={(e) => { e.preventDefault(); if (key.trim()) props.onSignIn(key.trim()); }}>
+        <input type="password" aria-label="API key" autocomplete="off" value={key} onInput={(e) => setKey((e.currentTarget as HTMLInputElement).value)} />
+        <button type="submit" class="primary">Sign in</button>
+      </form>
+    </section>
+  );
+}

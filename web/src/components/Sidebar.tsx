@@ -1,0 +1,156 @@
+/**
+ * The left column: vault switcher with semantic-search coverage, "New conversation", past
+ * conversations, and a search over the vault that needs no model (the semantic_search tool over
+ * the same connection; a result opens a read-only preview of the note).
+ */
+
+import { useEffect, useRef, useState } from "preact/hooks";
+import type { Connection } from "../connection";
+import { renderMarkdown } from "../markdown";
+import type { ConversationSummary, EmbeddingInfo, VaultInfo } from "../wire";
+import { isObject } from "../wire";
+
+interface Props {
+  connection: Connection;
+  vaults: VaultInfo[];
+  vault: string | null;
+  onVault(id: string): void;
+  onNew(): void;
+  conversations: ConversationSummary[] | null;
+  current: string | null;
+  onContinue(id: string): void;
+}
+
+export function Sidebar(props: Props) {
+  const info = props.vaults.find((v) => v.vaultId === props.vault);
+  return (
+    <nav class="sidebar" aria-label="Vault">
+      <label class="field">
+        <span>Vault</span>
+        <select value={props.vault ?? ""} onChange={(e) => props.onVault((e.currentTarget as HTMLSelectElement).value)}>
+          {props.vaults.map((v) => (
+            <option key={v.vaultId} value={v.vaultId}>{v.name}</option>
+          ))}
+        </select>
+      </label>
+      {info && <Coverage info={info.embedding} />}
+      <button type="button" class="new" onClick={props.onNew}>New conversation</button>
+      <section aria-labelledby="past-title">
+        <h2 id="past-title">Past conversations</h2>
+        {props.conversations === null ? (
+          <p class="muted">This server does not list conversations yet.</p>
+        ) : props.conversations.length === 0 ? (
+          <p class="muted">None yet.</p>
+        ) : (
+          <ul class="conversations">
+            {props.conversations.map((c) => (
+              <li key={c.id}>
+                <button type="button" aria-current={c.id === props.current} onClick={() => props.onContinue(c.id)}>
+                  {c.running && <span class="dot" aria-label="running" />}
+                  <span class="title">{c.title}</span> <span class="muted">{relative(c.updated)}</span>
+                </button>
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+      {props.vault !== null && <VaultSearch connection={props.connection} vault={props.vault} name={info?.name ?? props.vault} />}
+    </nav>
+  );
+}
+
+export function Coverage({ info }: { info: EmbeddingInfo }) {
+  if (info.state === "unknown") return null;
+  const pct = info.chunks ? Math.floor((100 * info.chunksEmbedded) / info.chunks) : 100;
+  return (
+    <div class="coverage" aria-label="Embedding coverage">
+      <progress max={100} value={pct} aria-hidden="true" />
+      <span>
+        Semantic search covers {pct}% ({info.chunksEmbedded.toLocaleString("en-US")} of {info.chunks.toLocaleString("en-US")} sections)
+        {info.state === "embedding" ? ", embedding…" : ""}
+        {info.notesPending > 0 ? `, ${info.notesPending} notes pending` : ""}
+      </span>
+      {info.problem && <span class="warn">{info.problem}</span>}
+    </div>
+  );
+}
+
+interface Hit {
+  path: string;
+  title: string;
+  excerpt: string;
+  relevance: number;
+}
+
+function VaultSearch({ connection, vault, name }: { connection: Connection; vault: string; name: string }) {
+  const [query, setQuery] = useState("");
+  const [hits, setHits] = useState<Hit[]>([]);
+  const [message, setMessage] = useState("");
+  const [preview, setPreview] = useState<null | { path: string; text: string }>(null);
+  const ticket = useRef(0);
+
+  useEffect(() => {
+    const q = query.trim();
+    if (!q) {
+      setHits([]);
+      setMessage("");
+      return;
+    }
+    const mine = ++ticket.current;
+    const t = window.setTimeout(async () => {
+      const reply = await connection.send("obsidian_query_vault", { queryType: "semantic_search", query: q, limit: 10, VaultID: vault });
+      if (mine !== ticket.current) return;
+      const result = isObject(reply.result) ? reply.result : {};
+      const rows = Array.isArray(result["results"]) ? result["results"] : [];
+      setHits(rows.filter(isObject).map((r) => ({
+        path: String(r["path"] ?? ""), title: String(r["title"] ?? r["path"] ?? ""),
+        excerpt: String(r["excerpt"] ?? ""), relevance: Number(r["relevance"] ?? 0),
+      })));
+      const note = reply.error?.message ?? (typeof result["suggestion"] === "string" ? result["suggestion"] : "");
+      setMessage(rows.length === 0 ? note || "No notes found." : note);
+    }, 200);
+    return () => window.clearTimeout(t);
+  }, [query, vault]);
+
+  const open = async (path: string) => {
+    const reply = await connection.send("obsidian_get_context", { contextType: "read_note", target: path, responseFormat: "detailed", VaultID: vault });
+    const result = isObject(reply.result) ? reply.result : {};
+    const note = isObject(result["primaryNote"]) ? result["primaryNote"] : {};
+    setPreview({ path, text: typeof note["content"] === "string" ? note["content"] : reply.error?.message ?? "This note could not be read." });
+  };
+
+  return (
+    <section class="search" aria-labelledby="search-title">
+      <h2 id="search-title">Search the vault</h2>
+      <input type="search" aria-label="Search the vault" placeholder="Works without a model" value={query} onInput={(e) => setQuery((e.currentTarget as HTMLInputElement).value)} />
+      {message && <p class="muted">{message}</p>}
+      <ul class="hits">
+        {hits.map((hit) => (
+          <li key={hit.path}>
+            <button type="button" onClick={() => void open(hit.path)}>
+              <span class="title">{hit.title}</span> <span class="path">{hit.path}</span>
+              <span class="excerpt">{hit.excerpt.replace(/\*\*/g, "")}</span>
+            </button>
+          </li>
+        ))}
+      </ul>
+      {preview && (
+        <div class="preview" role="dialog" aria-label={`Preview of ${preview.path}`}>
+          <div class="preview-head">
+            <code>{preview.path}</code>
+            <button type="button" onClick={() => setPreview(null)}>Close</button>
+          </div>
+          {renderMarkdown(preview.text, name)}
+        </div>
+      )}
+    </section>
+  );
+}
+
+function relative(ms: number): string {
+  const s = Math.round((Date.now() - ms) / 1000);
+  if (s < 60) return "just now";
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  return `${Math.floor(s / 86400)} d ago`;
+}

@@ -1,0 +1,344 @@
+/**
+ * One agent run as a list of steps: step dividers with tokens, thoughts (dimmed, collapsible),
+ * tool call cards with their results, approval cards, the streamed answer, errors. Long runs
+ * render a window of the latest items (earlier ones on request), and each item re-renders only
+ * when its own data changed, so a 1,000-step run stays responsive while it streams.
+ */
+
+import { Component } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { parseDiff } from "../diff";
+import { obsidianUri, renderMarkdown } from "../markdown";
+import type { Item, Run } from "../state";
+import type { FileDiff, JsonObject } from "../wire";
+
+export const WINDOW = 120;
+
+export interface Actions {
+  approve(callId: string, approved: boolean, opts: { reason?: string; files?: string[]; forRun?: string }): void;
+  undo(runId: string): void;
+}
+
+export function RunView(props: { run: Run; vault: string; actions: Actions; canUndo: boolean }) {
+  const { run, vault, actions } = props;
+  const [shown, setShown] = useState(WINDOW);
+  const hidden = Math.max(0, run.items.length - shown);
+  const items = hidden > 0 ? run.items.slice(hidden) : run.items;
+  return (
+    <article class="run" aria-label={`Run: ${run.goal || run.runId}`}>
+      {run.goal ? (
+        <div class="user-msg">
+          <div class="bubble">{run.goal}</div>
+          {run.chips.length > 0 && (
+            <ul class="chips" aria-label="Attached notes">
+              {run.chips.map((c) => (
+                <li class="chip" key={c}>{c}</li>
+              ))}
+            </ul>
+          )}
+        </div>
+      ) : null}
+      {hidden > 0 && (
+        <button type="button" class="earlier" onClick={() => setShown(shown + WINDOW * 4)}>
+          Show {Math.min(hidden, WINDOW * 4)} earlier of {hidden} hidden items
+        </button>
+      )}
+      <ol class="steps">
+        {items.map((item) => (
+          <ItemView key={item.key} item={item} vault={vault} actions={actions} run={run.runId} allowed={run.allowed} />
+        ))}
+      </ol>
+      {run.finish === null ? <Working run={run} /> : <RunSummary run={run} vault={vault} actions={actions} canUndo={props.canUndo} />}
+    </article>
+  );
+}
+
+interface ItemProps {
+  item: Item;
+  vault: string;
+  actions: Actions;
+  run: string;
+  allowed: string[];
+}
+
+/** Re-renders only when its item (or the vault) changed identity. */
+class ItemView extends Component<ItemProps> {
+  override shouldComponentUpdate(next: ItemProps): boolean {
+    return next.item !== this.props.item || next.vault !== this.props.vault;
+  }
+  override render() {
+    const { item, vault, actions, run } = this.props;
+    switch (item.type) {
+      case "step":
+        return (
+          <li class="step-divider">
+            <span>Step {item.step}</span>
+            {item.tokens !== null && (
+              <span class="tokens" title={item.estimated ? "estimated" : "reported by the model server"}>
+                {fmtTokens(item.tokens)} tokens{item.estimated ? " (est.)" : ""}
+                {item.cost !== null ? ` · ${fmtCost(item.cost)}` : ""}
+              </span>
+            )}
+          </li>
+        );
+      case "thought":
+        return (
+          <li class="thought">
+            <details>
+              <summary>
+                {firstLine(item.text)}
+              </summary>
+              <div class="thought-body">{item.text}</div>
+            </details>
+          </li>
+        );
+      case "answer":
+        return <li class="answer" aria-label="Answer">{renderMarkdown(item.text, vault)}</li>;
+      case "tool":
+        return <ToolCard item={item} vault={vault} />;
+      case "approval":
+        return <ApprovalCard item={item} vault={vault} actions={actions} run={run} />;
+      case "attached":
+        return (
+          <li class="notice">
+            Attached {item.notes.length ? item.notes.join(", ") : "no notes"}
+            {item.unknown.length > 0 && <span class="warn"> · not found: {item.unknown.join(", ")}</span>}
+            {item.omitted.length > 0 && <span class="warn"> · over the budget: {item.omitted.join(", ")}</span>}
+          </li>
+        );
+      case "error":
+        return (
+          <li class="error-item" role="alert">
+            <span class="icon" aria-hidden="true">✗</span> {item.message}
+          </li>
+        );
+    }
+  }
+}
+
+const KEY_ARGS = ["operation", "queryType", "contextType", "query", "target", "targets", "destination", "date", "Command", "FilePath"];
+
+function ToolCard({ item, vault }: { item: Extract<Item, { type: "tool" }>; vault: string }) {
+  const args = item.args ?? {};
+  const op = str(args["operation"]) ?? str(args["queryType"]) ?? str(args["contextType"]);
+  const main = KEY_ARGS.filter((k) => !["operation", "queryType", "contextType"].includes(k) && args[k] !== undefined);
+  const rest = Object.keys(args).filter((k) => !KEY_ARGS.includes(k));
+  const mark = { running: "…", awaiting: "?", ok: "✓", failed: "✗" }[item.status];
+  const label = { running: "running", awaiting: "waiting for approval", ok: "succeeded", failed: "failed" }[item.status];
+  return (
+    <li class={`tool tool-${item.status}`} aria-label={`Tool call ${item.name}${op ? ` ${op}` : ""}: ${label}`}>
+      <div class="tool-head">
+        <span class={`mark mark-${item.status}`} aria-hidden="true">{mark}</span>
+        <span class="tool-name">{item.name}</span>
+        {op && <span class="op">{op}</span>}
+        {main.map((k) => (
+          <span class="arg" key={k}>
+            <span class="arg-key">{k}</span> <code>{short(args[k])}</code>
+          </span>
+        ))}
+        {item.durationMs !== null && <span class="dur">{Math.round(item.durationMs)} ms</span>}
+      </div>
+      {item.args === null && <div class="warn">Arguments were not a JSON object: <code>{item.raw.slice(0, 300)}</code></div>}
+      {(rest.length > 0 || Object.keys(item.added).length > 0) && (
+        <details class="more">
+          <summary>{rest.length} more argument{rest.length === 1 ? "" : "s"}</summary>
+          <pre class="json">{JSON.stringify(Object.fromEntries(rest.map((k) => [k, args[k]])), null, 2)}</pre>
+          {Object.keys(item.added).length > 0 && <p class="muted">Added by vaultpilot: <code>{JSON.stringify(item.added)}</code></p>}
+        </details>
+      )}
+      {item.status === "ok" || item.status === "failed" ? (
+        <div class={`result result-${item.status}`}>
+          <details>
+            <summary>
+              <span class="sr">{item.status === "ok" ? "Success: " : "Failure: "}</span>
+              {resultLine(item)}
+            </summary>
+            <pre class="json">{JSON.stringify(item.result, null, 2)}</pre>
+          </details>
+          {item.diffs.map((d) => (
+            <DiffView key={d.path} diff={d} vault={vault} />
+          ))}
+        </div>
+      ) : null}
+    </li>
+  );
+}
+
+function resultLine(item: Extract<Item, { type: "tool" }>): string {
+  if (item.preview) return item.preview;
+  const r = item.result ?? {};
+  const err = str(r["error"]) ?? str(r["message"]);
+  if (err) return err;
+  return item.status === "ok" ? "done" : "failed";
+}
+
+function ApprovalCard(props: { item: Extract<Item, { type: "approval" }>; vault: string; actions: Actions; run: string }) {
+  const { item, vault, actions } = props;
+  const files = approvalFiles(item.diffs, item.args);
+  const [picked, setPicked] = useState<string[]>(files);
+  const [forRun, setForRun] = useState(false);
+  const [reason, setReason] = useState("");
+  const [sent, setSent] = useState<null | boolean>(null);
+  const operation = `${item.name}${item.operation ? `.${item.operation}` : ""}`;
+  const decided = item.resolved ?? (sent === null ? null : { approved: sent, by: "you" });
+  const decide = (approved: boolean) => {
+    setSent(approved);
+    const subset = approved && files.length > 1 && picked.length < files.length;
+    actions.approve(item.callId, approved && picked.length > 0, {
+      ...(reason && !approved ? { reason } : {}),
+      ...(subset ? { files: picked } : {}),
+      ...(approved && forRun ? { forRun: operation } : {}),
+    });
+  };
+  return (
+    <li class={`approval ${decided ? (decided.approved ? "approved" : "rejected") : "pending"}`} aria-label={`Approval: ${operation}`}>
+      <div class="approval-head">
+        <strong>Approve {item.operation ?? item.name}?</strong> <span class="reason">{item.reason}</span>
+      </div>
+      {item.diffs.length === 0 && <pre class="json">{JSON.stringify(item.args, null, 2)}</pre>}
+      {files.length > 1 && !decided && (
+        <fieldset class="files">
+          <legend>Files to change</legend>
+          {files.map((f) => (
+            <label key={f}>
+              <input
+                type="checkbox"
+                checked={picked.includes(f)}
+                onChange={(e) => setPicked((e.currentTarget as HTMLInputElement).checked ? [...picked, f] : picked.filter((p) => p !== f))}
+              />{" "}
+              <code>{f}</code>
+            </label>
+          ))}
+        </fieldset>
+      )}
+      {/* Once approved, the tool's result shows the change; the diff is not repeated here. */}
+      {!decided?.approved &&
+        item.diffs.map((d) => <DiffView key={d.path} diff={d} vault={vault} />)}
+      {decided ? (
+        <div class="decision" role="status">
+          {decided.approved ? "Approved" : "Rejected"}
+          {decided.by !== "user" && decided.by !== "you" ? ` (${decided.by})` : ""}
+        </div>
+      ) : (
+        <div class="approval-actions">
+          <button type="button" class="primary" onClick={() => decide(true)}>Approve</button>
+          <button type="button" class="danger" onClick={() => decide(false)}>Reject</button>
+          <label class="for-run">
+            <input type="checkbox" checked={forRun} onChange={(e) => setForRun((e.currentTarget as HTMLInputElement).checked)} /> Allow {item.operation ?? item.name} for the rest of the run
+          </label>
+          <input
+            class="reject-reason"
+            type="text"
+            aria-label="Reason for rejecting (optional)"
+            placeholder="Reason for rejecting (optional)"
+            value={reason}
+            onInput={(e) => setReason((e.currentTarget as HTMLInputElement).value)}
+          />
+        </div>
+      )}
+    </li>
+  );
+}
+
+function approvalFiles(diffs: FileDiff[], args: JsonObject): string[] {
+  if (diffs.length > 0) return diffs.map((d) => d.path);
+  const t = args["targets"];
+  return Array.isArray(t) ? t.filter((x): x is string => typeof x === "string") : [];
+}
+
+export function DiffView({ diff, vault }: { diff: FileDiff; vault: string }) {
+  const parsed = parseDiff(diff.diff);
+  return (
+    <figure class="diff" aria-label={`Changes to ${diff.path}`}>
+      <figcaption>
+        {diff.path ? <a href={obsidianUri(vault, diff.path)}>{diff.path}</a> : "Changes"}{" "}
+        <span class="plus">+{parsed.added}</span> <span class="minus">−{parsed.removed}</span>
+      </figcaption>
+      <table>
+        <tbody>
+          {parsed.lines.map((l, i) => (
+            <tr class={`dl-${l.kind}`} key={i}>
+              <td class="ln">{l.oldNo ?? ""}</td>
+              <td class="ln">{l.newNo ?? ""}</td>
+              <td class="sign">{l.kind === "add" ? "+" : l.kind === "del" ? "−" : ""}</td>
+              <td class="code">{l.text}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </figure>
+  );
+}
+
+function Working({ run }: { run: Run }) {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const t = window.setInterval(() => setNow(Date.now()), 1000);
+    return () => window.clearInterval(t);
+  }, []);
+  return (
+    <div class="working" role="status" aria-live="polite">
+      <span class="spinner" aria-hidden="true" /> {run.status || "Working"} · {fmtElapsed(now - run.startedAt)}
+      {run.totalTokens > 0 && ` · ${fmtTokens(run.totalTokens)} tokens`}
+      {run.costUsd !== null && ` · ${fmtCost(run.costUsd)}`}
+    </div>
+  );
+}
+
+function RunSummary({ run, vault, actions, canUndo }: { run: Run; vault: string; actions: Actions; canUndo: boolean }) {
+  const [undoing, setUndoing] = useState(false);
+  const f = run.finish;
+  if (f === null) return null;
+  const elapsed = (run.finishedAt ?? run.startedAt) - run.startedAt;
+  return (
+    <section class={`summary summary-${f.reason}`} aria-label="Run summary">
+      <div class="summary-line">
+        <span>{f.message}</span>
+        {/step/i.test(f.message) ? "" : ` · ${f.steps} step${f.steps === 1 ? "" : "s"}`} · {fmtTokens(run.totalTokens)} tokens
+        {run.costUsd !== null && ` · ${fmtCost(run.costUsd)}`} · {fmtElapsed(elapsed)} · {run.changed.length} note
+        {run.changed.length === 1 ? "" : "s"} changed
+        {(f.undo || canUndo) && run.changed.length > 0 && (
+          <button type="button" disabled={undoing} onClick={() => { setUndoing(true); actions.undo(run.runId); }}>
+            Undo
+          </button>
+        )}
+      </div>
+      {run.changed.length > 0 && (
+        <ul class="changed" aria-label="Notes changed">
+          {run.changed.map((p) => (
+            <li key={p}>
+              <a href={obsidianUri(vault, p)}>{p}</a>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function str(v: unknown): string | null {
+  return typeof v === "string" && v ? v : null;
+}
+
+function short(v: unknown): string {
+  const text = typeof v === "string" ? v : JSON.stringify(v);
+  return text.length > 80 ? `${text.slice(0, 77)}…` : text;
+}
+
+function firstLine(text: string): string {
+  const line = text.trim().split("\n")[0] ?? "";
+  return line.length > 140 ? `${line.slice(0, 137)}…` : line;
+}
+
+export function fmtTokens(n: number): string {
+  return n >= 10000 ? `${(n / 1000).toFixed(1)}k` : n.toLocaleString("en-US");
+}
+
+export function fmtCost(usd: number): string {
+  return `$${usd < 0.01 ? usd.toFixed(4) : usd.toFixed(2)}`;
+}
+
+export function fmtElapsed(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}

@@ -1,0 +1,50 @@
+/**
+ * The connection a view is mounted with. The web page passes a WebSocket connection to the
+ * server (wsConnection.ts); the Obsidian plugin can pass its own. Components never open sockets
+ * or call fetch themselves: everything they send or receive goes through this interface.
+ */
+
+import type {
+  ConversationSummary,
+  HelloFrame,
+  JsonObject,
+  ReplyFrame,
+  ServerFrame,
+  VaultInfo,
+} from "./wire";
+
+/**
+ * connecting: not yet greeted by the server; open: greeted (hello received);
+ * signin: the server wants a key or a login link before it says hello; closed: gone, retrying.
+ */
+export type ConnectionState = "connecting" | "open" | "signin" | "closed";
+
+export interface Connection {
+  /** The current state and, once open, the server's hello. */
+  readonly state: ConnectionState;
+  readonly hello: HelloFrame | null;
+  onState(listener: (state: ConnectionState, detail: string) => void): () => void;
+  /** Every frame the server pushes (events, statuses, replies), in order. */
+  subscribe(listener: (frame: ServerFrame) => void): () => void;
+  /** Send one IToolCommand; resolves with its reply (never rejects: failures are replies). */
+  send(commandName: string, args: JsonObject): Promise<ReplyFrame>;
+  /** The vaults with their semantic-search coverage (hello's ids when coverage is unknown). */
+  vaults(): Promise<VaultInfo[]>;
+  /** Past conversations of a vault; null when the server does not keep them. */
+  conversations(vaultId: string): Promise<ConversationSummary[] | null>;
+  /** Trade an API key for a session (used by the sign-in panel). */
+  signIn(key: string): void;
+}
+
+let counter = 0;
+
+/** A command id unique within this page. */
+export function nextId(prefix = "c"): string {
+  counter += 1;
+  return `${prefix}${Date.now().toString(36)}${counter}`;
+}
+
+/** A reply for a failure that happened on our side of the wire (socket closed, ...). */
+export function localFailure(commandName: string, code: string, message: string): ReplyFrame {
+  return { type: "reply", id: null, commandName, success: false, result: null, error: { code, message } };
+}

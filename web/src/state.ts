@@ -1,0 +1,282 @@
+/**
+ * The conversation as the view shows it, built from server frames by a pure reducer.
+ *
+ * `reduce(state, frame)` returns a new state and never mutates the old one, so components can
+ * skip re-rendering what did not change (a step keeps its identity until one of its frames
+ * arrives). Text a model streams in a step that then calls a tool is shown as a thought, not as
+ * the answer, whichever way the server labelled it.
+ */
+
+import type { AgentEvent, EventFrame, FileDiff, Json, JsonObject, ServerFrame } from "./wire";
+import { isObject } from "./wire";
+
+export type ToolStatus = "running" | "awaiting" | "ok" | "failed";
+
+export type Item =
+  | { type: "step"; key: string; step: number; tokens: number | null; cost: number | null; estimated: boolean }
+  | { type: "thought"; key: string; step: number; text: string }
+  | { type: "answer"; key: string; step: number; text: string }
+  | {
+      type: "tool";
+      key: string;
+      step: number;
+      callId: string;
+      name: string;
+      args: JsonObject | null;
+      raw: string;
+      added: JsonObject;
+      status: ToolStatus;
+      preview: string;
+      result: JsonObject | null;
+      source: string;
+      durationMs: number | null;
+      diffs: FileDiff[];
+    }
+  | {
+      type: "approval";
+      key: string;
+      callId: string;
+      name: string;
+      operation: string | null;
+      args: JsonObject;
+      reason: string;
+      diffs: FileDiff[];
+      resolved: { approved: boolean; by: string } | null;
+    }
+  | { type: "attached"; key: string; notes: string[]; unknown: string[]; omitted: string[] }
+  | { type: "error"; key: string; message: string; source: string };
+
+export interface Run {
+  runId: string;
+  vaultId: string | null;
+  goal: string;
+  chips: string[];
+  items: Item[];
+  status: string;
+  startedAt: number;
+  finishedAt: number | null;
+  totalTokens: number;
+  costUsd: number | null;
+  finish: { reason: string; message: string; steps: number; undo: boolean } | null;
+  changed: string[];
+  /** Operations the person allowed for the rest of this run ("tool.operation"). */
+  allowed: string[];
+}
+
+export interface ViewState {
+  runs: Run[];
+}
+
+export const emptyState: ViewState = { runs: [] };
+
+const WRITE_PATH_ARGS = ["target", "targets", "destination", "newPath", "path", "FilePath"];
+const READ_ONLY_TOOLS = new Set(["obsidian_query_vault", "obsidian_get_context", "GetVaultContext"]);
+
+/** A run the page started: shown at once with the person's message, before any event. */
+export function startRun(state: ViewState, runId: string, vaultId: string | null, goal: string, chips: string[], now: number): ViewState {
+  // Events can arrive before StartAgent's reply: the run exists then, without the message.
+  if (state.runs.some((r) => r.runId === runId)) return mapRun(state, runId, (run) => ({ ...run, goal, chips }));
+  return { runs: [...state.runs, newRun(runId, vaultId, goal, chips, now)] };
+}
+
+function newRun(runId: string, vaultId: string | null, goal: string, chips: string[], now: number): Run {
+  return {
+    runId, vaultId, goal, chips, items: [], status: "Starting", startedAt: now, finishedAt: null,
+    totalTokens: 0, costUsd: null, finish: null, changed: [], allowed: [],
+  };
+}
+
+export function allowForRun(state: ViewState, runId: string, operation: string): ViewState {
+  return mapRun(state, runId, (run) => (run.allowed.includes(operation) ? run : { ...run, allowed: [...run.allowed, operation] }));
+}
+
+export function reduce(state: ViewState, frame: ServerFrame, now: number): ViewState {
+  if (frame.type !== "event" || frame.runId === null) return state;
+  let next = state;
+  if (!state.runs.some((r) => r.runId === frame.runId)) {
+    next = { runs: [...state.runs, newRun(frame.runId, frame.vaultId, "", [], now)] };
+  }
+  return mapRun(next, frame.runId, (run) => applyEvent(run, frame, now));
+}
+
+function mapRun(state: ViewState, runId: string, fn: (run: Run) => Run): ViewState {
+  const index = state.runs.findIndex((r) => r.runId === runId);
+  const run = state.runs[index];
+  if (run === undefined) return state;
+  const updated = fn(run);
+  if (updated === run) return state;
+  const runs = state.runs.slice();
+  runs[index] = updated;
+  return { runs };
+}
+
+function applyEvent(run: Run, frame: EventFrame, now: number): Run {
+  const event: AgentEvent = frame.event;
+  const seq = frame.seq;
+  switch (event.kind) {
+    case "run_started":
+      return { ...run, status: "Starting", startedAt: run.items.length ? run.startedAt : now };
+    case "context_attached":
+      return push(run, {
+        type: "attached", key: `a${seq}`, notes: event.notes.map((n) => n.path),
+        unknown: event.unknown, omitted: event.omitted,
+      }, { chips: run.chips.length ? run.chips : event.notes.map((n) => n.path) });
+    case "status":
+      return { ...withStep(run, event.step, seq), status: event.message };
+    case "thought":
+      return appendText(withStep(run, event.step, seq), "thought", event.step, event.text, seq);
+    case "text_chunk":
+      return appendText(withStep(run, event.step, seq), "answer", event.step, event.text, seq);
+    case "usage": {
+      const items = run.items.slice();
+      for (let i = items.length - 1; i >= 0; i--) {
+        const it = items[i];
+        if (it?.type === "step" && it.step === event.step) {
+          items[i] = { ...it, tokens: event.total_tokens, cost: event.cost_usd ?? null, estimated: event.estimated };
+          break;
+        }
+      }
+      const cost = event.run_cost_usd ?? (event.cost_usd != null ? (run.costUsd ?? 0) + event.cost_usd : run.costUsd);
+      return { ...run, items, totalTokens: event.run_total_tokens, costUsd: cost };
+    }
+    case "message": {
+      const m = event.message;
+      if (run.goal === "" && m["role"] === "user" && typeof m["content"] === "string") {
+        return { ...run, goal: m["content"] };
+      }
+      return run;
+    }
+    case "tool_call": {
+      const base = demoteAnswer(withStep(run, event.step, seq), event.step);
+      return push(base, {
+        type: "tool", key: `t${event.call_id}`, step: event.step, callId: event.call_id, name: event.name,
+        args: event.arguments, raw: event.raw_arguments, added: event.added ?? {}, status: "running", preview: "",
+        result: null, source: "", durationMs: null, diffs: [],
+      });
+    }
+    case "approval_required": {
+      const diffs = event.diffs ?? (event.diff ? [{ path: firstPath(event.arguments) ?? "", diff: event.diff }] : []);
+      const marked = updateTool(run, event.call_id, (t) => ({ ...t, status: "awaiting" }));
+      return push(marked, {
+        type: "approval", key: `p${event.call_id}`, callId: event.call_id, name: event.name,
+        operation: event.operation, args: event.arguments, reason: event.reason, diffs, resolved: null,
+      }, { status: "Waiting for your approval" });
+    }
+    case "approval_resolved": {
+      const items = run.items.map((it) =>
+        it.type === "approval" && it.callId === event.call_id ? { ...it, resolved: { approved: event.approved, by: event.by } } : it,
+      );
+      const next = updateTool({ ...run, items }, event.call_id, (t) => ({ ...t, status: event.approved ? "running" : t.status }));
+      return { ...next, status: event.approved ? "Running" : "Rejected" };
+    }
+    case "tool_result": {
+      const diffs = event.diffs ?? diffsOf(event.result);
+      let changed = run.changed;
+      const tool = run.items.find((it) => it.type === "tool" && it.callId === event.call_id);
+      if (event.success && !READ_ONLY_TOOLS.has(event.name)) {
+        const paths = [...diffs.map((d) => d.path), ...(tool?.type === "tool" ? writtenPaths(tool.args) : [])];
+        for (const p of paths) if (p && !changed.includes(p)) changed = [...changed, p];
+      }
+      const next = updateTool(run, event.call_id, (t) => ({
+        ...t, status: event.success ? "ok" : "failed", preview: event.preview, result: event.result,
+        source: event.source, durationMs: event.duration_ms, diffs,
+      }));
+      return { ...next, changed };
+    }
+    case "error":
+      return push(run, { type: "error", key: `e${seq}`, message: event.message, source: event.source });
+    case "run_finished":
+      return {
+        ...run,
+        status: event.message,
+        finishedAt: now,
+        totalTokens: Math.max(run.totalTokens, event.total_tokens),
+        costUsd: event.cost_usd ?? run.costUsd,
+        finish: { reason: event.reason, message: event.message, steps: event.steps, undo: event.undo === true },
+      };
+    default:
+      return run;
+  }
+}
+
+function push(run: Run, item: Item, extra: Partial<Run> = {}): Run {
+  return { ...run, ...extra, items: [...run.items, item] };
+}
+
+/** A step divider (which carries the step's tokens) before the first item of each step. */
+function withStep(run: Run, step: number, seq: number): Run {
+  for (let i = run.items.length - 1; i >= 0; i--) {
+    const it = run.items[i];
+    if (it?.type === "step") {
+      if (it.step === step) return run;
+      break;
+    }
+  }
+  return push(run, { type: "step", key: `s${step}-${seq}`, step, tokens: null, cost: null, estimated: false });
+}
+
+function appendText(run: Run, type: "thought" | "answer", step: number, text: string, seq: number): Run {
+  const last = run.items[run.items.length - 1];
+  if (last !== undefined && last.type === type && last.step === step) {
+    const items = run.items.slice();
+    items[items.length - 1] = { ...last, text: last.text + text };
+    return { ...run, items };
+  }
+  return push(run, { type, key: `${type[0]}${seq}`, step, text });
+}
+
+/** Text streamed before a tool call in the same step was the model thinking aloud. */
+function demoteAnswer(run: Run, step: number): Run {
+  let items: Item[] | null = null;
+  // Only the current step's items can hold its answer: scan back to its divider, not the run.
+  for (let i = run.items.length - 1; i >= 0; i--) {
+    const it = run.items[i];
+    if (it === undefined || (it.type === "step" && it.step !== step)) break;
+    if (it.type === "answer" && it.step === step) {
+      items ??= run.items.slice();
+      items[i] = { type: "thought", key: it.key, step, text: it.text };
+    }
+  }
+  return items === null ? run : { ...run, items };
+}
+
+function updateTool(run: Run, callId: string, fn: (t: Extract<Item, { type: "tool" }>) => Item): Run {
+  const index = run.items.findIndex((it) => it.type === "tool" && it.callId === callId);
+  const it = run.items[index];
+  if (it === undefined || it.type !== "tool") return run;
+  const items = run.items.slice();
+  items[index] = fn(it);
+  return { ...run, items };
+}
+
+function firstPath(args: JsonObject | null): string | null {
+  return writtenPaths(args)[0] ?? null;
+}
+
+function writtenPaths(args: JsonObject | null): string[] {
+  const out: string[] = [];
+  for (const name of WRITE_PATH_ARGS) {
+    const value: Json | undefined = args?.[name];
+    for (const v of Array.isArray(value) ? value : [value]) if (typeof v === "string" && v) out.push(v);
+  }
+  return out;
+}
+
+/** Unified diffs a result carries: `diff` with `path`, `diffs` as a list or a path → diff map. */
+export function diffsOf(result: JsonObject | null): FileDiff[] {
+  if (result === null) return [];
+  const out: FileDiff[] = [];
+  const one = result["diff"];
+  if (typeof one === "string" && one) out.push({ path: typeof result["path"] === "string" ? result["path"] : "", diff: one });
+  const many = result["diffs"];
+  if (Array.isArray(many)) {
+    for (const d of many) if (isObject(d) && typeof d["diff"] === "string") out.push({ path: String(d["path"] ?? ""), diff: d["diff"] });
+  } else if (isObject(many)) {
+    for (const [path, d] of Object.entries(many)) if (typeof d === "string") out.push({ path, diff: d });
+  }
+  return out;
+}
+
+export function isRunning(run: Run): boolean {
+  return run.finish === null;
+}

@@ -1,0 +1,180 @@
+/**
+ * The server's WebSocket frames as TypeScript types (src/vaultpilot/server/ws.py and
+ * src/vaultpilot/agent/events.py are the source of truth; tests/server/snapshots pins them).
+ *
+ * Frames from the server carry `type`: hello, reply, event, status, command. Agent events
+ * inside `event` frames carry `kind`. Fields the server may add later (cost, diffs, undo) are
+ * optional here, so the view shows them as soon as they arrive and works without them.
+ */
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+export interface ErrorInfo {
+  code: string;
+  message: string;
+}
+
+export interface HelloFrame {
+  type: "hello";
+  seq?: number;
+  server: string;
+  version: string;
+  vaults: string[];
+  role: string;
+  /** Commands the server takes; the view offers Undo only when "UndoRun" is among them. */
+  commands?: string[];
+  /** The configured model, or null when none is (then the no-model panel shows at once). */
+  model?: string | null;
+}
+
+export interface ReplyFrame {
+  type: "reply";
+  id: string | null;
+  commandName: string | null;
+  success: boolean;
+  result: Json;
+  error: ErrorInfo | null;
+}
+
+export interface EventFrame {
+  type: "event";
+  seq: number;
+  runId: string | null;
+  vaultId: string | null;
+  event: AgentEvent;
+}
+
+export interface StatusFrame {
+  type: "status";
+  seq: number;
+  vaultId: string | null;
+  status: string;
+  message: string;
+  source?: string;
+  time?: number;
+}
+
+export interface CommandFrame {
+  type: "command";
+  seq: number;
+  id: string;
+  commandName: string;
+  arguments: JsonObject;
+}
+
+export type ServerFrame = HelloFrame | ReplyFrame | EventFrame | StatusFrame | CommandFrame;
+
+/** One file's change as a unified diff (approvals and results may carry these). */
+export interface FileDiff {
+  path: string;
+  diff: string;
+}
+
+export type AgentEvent =
+  | {
+      kind: "run_started";
+      run_id: string;
+      model: string;
+      tools: string[];
+      max_steps: number;
+      token_budget: number | null;
+    }
+  | {
+      kind: "context_attached";
+      notes: { mention: string; path: string; tokens: number; truncated: boolean }[];
+      unknown: string[];
+      omitted: string[];
+    }
+  | { kind: "status"; message: string; step: number }
+  | { kind: "thought"; text: string; step: number }
+  | { kind: "text_chunk"; text: string; step: number }
+  | {
+      kind: "usage";
+      step: number;
+      prompt_tokens: number;
+      completion_tokens: number;
+      total_tokens: number;
+      run_total_tokens: number;
+      estimated: boolean;
+      cost_usd?: number | null;
+      run_cost_usd?: number | null;
+    }
+  | { kind: "message"; message: JsonObject }
+  | {
+      kind: "tool_call";
+      call_id: string;
+      name: string;
+      arguments: JsonObject | null;
+      raw_arguments: string;
+      step: number;
+      added?: JsonObject;
+    }
+  | {
+      kind: "approval_required";
+      call_id: string;
+      name: string;
+      operation: string | null;
+      arguments: JsonObject;
+      reason: string;
+      diff?: string;
+      diffs?: FileDiff[];
+    }
+  | {
+      kind: "approval_resolved";
+      call_id: string;
+      approved: boolean;
+      by: "user" | "policy" | "override" | "nobody";
+    }
+  | {
+      kind: "tool_result";
+      call_id: string;
+      name: string;
+      success: boolean;
+      result: JsonObject;
+      preview: string;
+      source: string;
+      duration_ms: number;
+      diffs?: FileDiff[];
+    }
+  | { kind: "error"; message: string; source: "model" | "tool" | "internal" }
+  | {
+      kind: "run_finished";
+      reason: "done" | "interrupted" | "max_steps" | "budget" | "error";
+      steps: number;
+      prompt_tokens: number;
+      completion_tokens: number;
+      total_tokens: number;
+      text: string;
+      message: string;
+      cost_usd?: number | null;
+      undo?: boolean;
+    };
+
+/** Semantic-search coverage of a vault, as GET /vaults gives it. */
+export interface EmbeddingInfo {
+  state: string;
+  chunksEmbedded: number;
+  chunks: number;
+  notesPending: number;
+  model: string | null;
+  rate: number;
+  problem: string | null;
+}
+
+export interface VaultInfo {
+  vaultId: string;
+  name: string;
+  embedding: EmbeddingInfo;
+}
+
+export interface ConversationSummary {
+  id: string;
+  title: string;
+  updated: number;
+  running?: boolean;
+}
+
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,168 @@
+/**
+ * A Connection over the server's WebSocket (`/ws`, same origin) plus two GETs (`/vaults`,
+ * `/conversations`). The socket authenticates with the page's session (a cookie, sent by the
+ * browser) or, after the sign-in panel, with an `Authenticate {key}` first frame: the key never
+ * goes into a URL. A socket that closes is reopened with a growing delay (up to 5 s), except
+ * when the server refused the key.
+ */
+
+import { type Connection, type ConnectionState, localFailure, nextId } from "./connection";
+import type {
+  ConversationSummary,
+  HelloFrame,
+  JsonObject,
+  ReplyFrame,
+  ServerFrame,
+  VaultInfo,
+} from "./wire";
+import { isObject } from "./wire";
+
+const CLOSE_UNAUTHORIZED = 4401;
+// The server waits for Authenticate this long before closing; a page without a key should not.
+const HELLO_WAIT_MS = 1500;
+
+export function connectWebSocket(url: string): Connection {
+  const stateListeners = new Set<(s: ConnectionState, detail: string) => void>();
+  const frameListeners = new Set<(f: ServerFrame) => void>();
+  const pending = new Map<string, (r: ReplyFrame) => void>();
+  let socket: WebSocket | null = null;
+  let state: ConnectionState = "connecting";
+  let hello: HelloFrame | null = null;
+  let key: string | null = null;
+  let retryMs = 250;
+  let helloTimer: number | undefined;
+
+  function setState(next: ConnectionState, detail = ""): void {
+    state = next;
+    for (const l of stateListeners) l(next, detail);
+  }
+
+  function failPending(message: string): void {
+    for (const [id, resolve] of pending) {
+      resolve({ ...localFailure("", "unavailable", message), id });
+    }
+    pending.clear();
+  }
+
+  function open(): void {
+    const ws = new WebSocket(url);
+    socket = ws;
+    hello = null;
+    setState("connecting");
+    ws.onopen = () => {
+      if (key !== null) {
+        ws.send(JSON.stringify({ id: nextId("auth"), commandName: "Authenticate", arguments: { key }, timestamp: Date.now() }));
+      } else {
+        helloTimer = window.setTimeout(() => {
+          if (hello === null) setState("signin", "");
+        }, HELLO_WAIT_MS);
+      }
+    };
+    ws.onmessage = (message: MessageEvent) => {
+      let frame: unknown;
+      try {
+        frame = JSON.parse(String(message.data));
+      } catch {
+        return; // the server sends JSON only; anything else is not ours to show
+      }
+      if (!isObject(frame) || typeof frame["type"] !== "string") return;
+      const typed = frame as unknown as ServerFrame;
+      if (typed.type === "hello") {
+        window.clearTimeout(helloTimer);
+        hello = typed;
+        retryMs = 250;
+        setState("open");
+      } else if (typed.type === "reply" && typed.id !== null && pending.has(typed.id)) {
+        const resolve = pending.get(typed.id);
+        pending.delete(typed.id);
+        resolve?.(typed);
+      } else if (typed.type === "reply" && typed.error?.code === "unauthorized") {
+        key = null;
+        setState("signin", typed.error.message);
+      }
+      for (const l of frameListeners) l(typed);
+    };
+    ws.onclose = (event: CloseEvent) => {
+      window.clearTimeout(helloTimer);
+      if (socket !== ws) return;
+      socket = null;
+      failPending("The connection to the server closed; the command may not have run.");
+      if (event.code === CLOSE_UNAUTHORIZED) {
+        key = null;
+        setState("signin", event.reason === "unauthorized" ? "" : event.reason);
+        return;
+      }
+      setState("closed", `Reconnecting in ${Math.round(retryMs / 100) / 10} s…`);
+      window.setTimeout(open, retryMs);
+      retryMs = Math.min(retryMs * 2, 5000);
+    };
+  }
+
+  async function getJson(path: string): Promise<unknown> {
+    const headers: Record<string, string> = { Accept: "application/json" };
+    if (key !== null) headers["Authorization"] = `Bearer ${key}`;
+    const response = await fetch(path, { credentials: "same-origin", headers });
+    if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
+    return response.json();
+  }
+
+  open();
+
+  return {
+    get state() {
+      return state;
+    },
+    get hello() {
+      return hello;
+    },
+    onState(listener) {
+      stateListeners.add(listener);
+      return () => stateListeners.delete(listener);
+    },
+    subscribe(listener) {
+      frameListeners.add(listener);
+      return () => frameListeners.delete(listener);
+    },
+    send(commandName: string, args: JsonObject): Promise<ReplyFrame> {
+      const ws = socket;
+      if (ws === null || ws.readyState !== WebSocket.OPEN || hello === null) {
+        return Promise.resolve(
+          localFailure(commandName, "unavailable", "Not connected to the server; wait for it to come back and try again."),
+        );
+      }
+      const id = nextId();
+      return new Promise((resolve) => {
+        pending.set(id, resolve);
+        ws.send(JSON.stringify({ id, commandName, arguments: args, timestamp: Date.now() }));
+      });
+    },
+    async vaults(): Promise<VaultInfo[]> {
+      try {
+        const data = await getJson("vaults");
+        if (Array.isArray(data)) return data as VaultInfo[];
+      } catch {
+        // Coverage is a nicety: without it the switcher still lists the vaults hello named.
+      }
+      return (hello?.vaults ?? []).map((id) => ({ vaultId: id, name: id, embedding: unknownCoverage() }));
+    },
+    async conversations(vaultId: string): Promise<ConversationSummary[] | null> {
+      try {
+        const data = await getJson(`conversations?vaultId=${encodeURIComponent(vaultId)}`);
+        return Array.isArray(data) ? (data as ConversationSummary[]) : null;
+      } catch {
+        return null;
+      }
+    },
+    signIn(newKey: string) {
+      key = newKey;
+      const old = socket;
+      socket = null; // its close must not schedule a second reconnect
+      old?.close();
+      open();
+    },
+  };
+}
+
+function unknownCoverage() {
+  return { state: "unknown", chunksEmbedded: 0, chunks: 0, notesPending: 0, model: null, rate: 0, problem: null };
+}
