@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
+from vaultpilot.contract.git_agent import config_overrides
 from vaultpilot.contract.models import GitAgentCommandV1
+from vaultpilot.errors import SetupError
 
 from .conftest import IDS, MODULES, check_reply, git, request, run_agent
 
@@ -271,3 +273,30 @@ def test_concurrent_starts_register_once(
         assert check_reply(out)["code"] == 0
         assert b"registry.failed" not in err, err
     assert [r[0] for r in registry_rows(data_dir)] == ["git_agent"]
+
+
+def test_config_overrides_switch_off_every_named_filter_and_hook() -> None:
+    names = "filter.lfs.clean\0filter.lfs.smudge\0filter.My Name.process\0hook.lint.command\0"
+    assert config_overrides(names) == [
+        *("-c", "filter.lfs.clean=", "-c", "filter.lfs.smudge=", "-c", "filter.lfs.process="),
+        *("-c", "filter.lfs.required=false"),
+        *("-c", "filter.My Name.clean=", "-c", "filter.My Name.smudge="),
+        *("-c", "filter.My Name.process=", "-c", "filter.My Name.required=false"),
+        *("-c", "hook.lint.enabled=false", "-c", "hook.lint.command="),
+    ]
+    assert config_overrides("") == []
+    with pytest.raises(SetupError, match=r"hook named 'a=b'.*\[hook \"a=b\"\]"):
+        config_overrides("hook.a=b.command\0")
+
+
+def test_config_hooks_are_switched_off_too(
+    git_repo: Path, git_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Hooks defined in the config (git 2.54+) are not reached by core.hooksPath."""
+    marker = tmp_path / "hook.txt"
+    git(git_repo, git_env, "config", "hook.leak.event", "pre-commit")
+    git(git_repo, git_env, "config", "hook.leak.command", f"touch '{marker}'")
+    (git_repo / "README.md").write_text("# Changed\n", encoding="utf-8")
+    assert call(git_repo, git_env, "git_add", {"files": ["README.md"]})["code"] == 0
+    assert call(git_repo, git_env, "git_commit", {"message": "m"})["code"] == 0
+    assert not marker.exists()

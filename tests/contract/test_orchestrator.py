@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import sys
 import time
@@ -213,3 +214,66 @@ def test_a_child_that_does_not_read_stdin() -> None:
     big = new_request("fake_tool", "do", {"blob": "x" * 2_000_000})
     outcome = run_process(child(f"print({reply!r})"), big, timeout=30)
     assert isinstance(outcome, Replied) and outcome.response.code == 2
+
+
+ENV_DUMP = (
+    "import json, os, sys\n"
+    "req = json.load(sys.stdin)\n"
+    "print(json.dumps({'request_id': req['request_id'], 'status': 'success', 'code': 0,\n"
+    "  'result': {'output_type': 'text', 'data': json.dumps(dict(os.environ))},\n"
+    "  'correlation_id': req['correlation_id']}))\n"
+)
+SECRETS = {
+    "OPENAI_API_KEY": "sk-test-openai-secret",
+    "ANTHROPIC_API_KEY": "sk-ant-test-secret",
+    "GITHUB_TOKEN": "ghp_test_secret",
+    "DATABASE_URL": "postgres://user:pw@db/x",
+    "AWS_ACCESS_KEY_ID": "AKIATEST",
+    "VAULTPILOT_API_KEY": "vp-test-secret",
+    "SOME_UNLISTED_SETTING": "x",
+}
+
+
+def child_environment(tool: str, env: dict[str, str] | None) -> dict[str, str]:
+    outcome = run_process(child(ENV_DUMP), new_request(tool, "do", {}), timeout=30, env=env)
+    assert isinstance(outcome, Replied), outcome
+    assert outcome.response.result is not None
+    seen = json.loads(outcome.response.result.data)
+    assert isinstance(seen, dict)
+    return seen
+
+
+@pytest.mark.parametrize("tool", ["fake_tool", "obsidian_agent", "git_agent"])
+def test_a_process_tool_gets_none_of_our_secrets(
+    tool: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("VAULTPILOT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("LC_TIME", "C")
+    given = {**dict(os.environ), "ANOTHER_TOKEN": "t0ken"}
+    for env in (None, given):  # inherited from us, or handed over by the caller
+        seen = child_environment(tool, env)
+        assert not set(seen) & {*SECRETS, "ANOTHER_TOKEN"}, tool
+        assert "PATH" in seen and seen["LC_TIME"] == "C"
+        # Only vaultpilot's own agents learn where its data folder is (memory.db, the lock).
+        shipped = tool in ("obsidian_agent", "git_agent")
+        assert seen.get("VAULTPILOT_DATA_DIR") == (str(tmp_path / "data") if shipped else None)
+        assert ("GIT_CONFIG_GLOBAL" in seen) == (
+            tool == "git_agent" and "GIT_CONFIG_GLOBAL" in given
+        )
+
+
+def test_git_agent_called_by_name_keeps_the_users_git_settings(
+    conn: sqlite3.Connection, git_repo: Path, git_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The allowlist still carries what git_agent needs: its data folder and git's own config."""
+    marker = tmp_path / "fsmonitor-env.txt"
+    with open(git_repo / ".git" / "config", "a", encoding="utf-8") as config:
+        config.write(f"[core]\n\tfsmonitor = env > '{marker}'; echo\n")
+    env = {**git_env, **SECRETS}
+    outcome = call_tool(conn, "git_agent", "git_status", {}, cwd=git_repo, env=env)
+    assert isinstance(outcome, Replied) and outcome.response.result is not None
+    assert outcome.response.result.data.startswith("On branch main\n")
+    assert not marker.exists()
+    assert (Path(git_env["VAULTPILOT_DATA_DIR"]) / "memory.db").exists()  # it registered there

@@ -8,17 +8,108 @@ payload schemas are derived from the command models in ``contract.models``.
 called by ``vaultpilot agents list`` and ``call`` so both agents are always listed. Neither
 command names a data directory: a child started by the orchestrator finds memory.db through
 ``VAULTPILOT_DATA_DIR``, which the caller sets when it uses another data directory.
+
+A process tool never inherits the orchestrator's environment, which holds secrets
+(``OPENAI_API_KEY``, ``*_TOKEN``, ``DATABASE_URL``, ``AWS_*``…). ``child_env(name, source)`` keeps
+only the names on one allowlist:
+
+* ``BASE_ENV`` for every process tool: what any program needs to start and to read and write
+  text (``PATH``, ``HOME``, ``LANG``, ``LC_*``, ``TZ``, the temp folder) and, on Windows, the
+  variables the system itself needs (``SYSTEMROOT``, ``COMSPEC``, the profile folders…);
+* plus, for the shipped agents only, ``VAULTPILOT_ENV``: ``VAULTPILOT_DATA_DIR`` and
+  ``XDG_DATA_HOME`` so the child finds the same data folder (memory.db, the vault's write lock)
+  as its caller, and ``PYTHONPATH`` so ``python -m vaultpilot…`` imports the same vaultpilot;
+* plus, for ``git_agent``, ``GIT_ENV``: the variables that choose which of the *user's own* git
+  configuration is read (``GIT_CONFIG_GLOBAL``, ``XDG_CONFIG_HOME``…) and the commit identity.
+  ``git_agent`` applies the same list again before it runs git.
+
+A tool registered by someone else gets ``BASE_ENV`` only: the registry knows its command, not
+what it needs, and a secret is never ours to hand on.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
+from collections.abc import Mapping
 
 from vaultpilot.contract.models import GitAgentCommandV1, ObsidianAgentCommandV1
 from vaultpilot.memory.registry import ProcessTool, upsert_tool
 
-__all__ = ["git_agent_tool", "obsidian_agent_tool", "register_shipped", "shipped_tools"]
+__all__ = [
+    "BASE_ENV",
+    "GIT_ENV",
+    "VAULTPILOT_ENV",
+    "child_env",
+    "git_agent_tool",
+    "obsidian_agent_tool",
+    "pick_env",
+    "register_shipped",
+    "shipped_tools",
+]
+
+# Names ending in "*" are prefixes. Nothing here carries a credential.
+BASE_ENV = (
+    "PATH",
+    "HOME",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TZ",
+    "TMPDIR",
+    "TEMP",
+    "TMP",
+    # Windows: Python and git do not start, or cannot find the profile, without these.
+    "SYSTEMROOT",
+    "WINDIR",
+    "COMSPEC",
+    "PATHEXT",
+    "USERPROFILE",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "APPDATA",
+    "LOCALAPPDATA",
+)
+VAULTPILOT_ENV = ("VAULTPILOT_DATA_DIR", "XDG_DATA_HOME", "PYTHONPATH")
+GIT_ENV = (
+    # Which configuration files of the user git reads (never the repository's: that is what
+    # git_agent distrusts), and where a search for the repository stops.
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_NOSYSTEM",
+    "XDG_CONFIG_HOME",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    # Who commits.
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+    "EMAIL",
+    "USER",
+    "LOGNAME",
+    "USERNAME",
+)
+_TOOL_ENV = {"obsidian_agent": VAULTPILOT_ENV, "git_agent": VAULTPILOT_ENV + GIT_ENV}
+
+
+def pick_env(source: Mapping[str, str], allowed: tuple[str, ...]) -> dict[str, str]:
+    """The entries of ``source`` named in ``allowed`` (``"LC_*"`` is a prefix); nothing else.
+
+    Names compare case-insensitively on Windows, where the environment does too.
+    """
+    fold = str.upper if os.name == "nt" else str
+    exact = {fold(a) for a in allowed if not a.endswith("*")}
+    prefixes = tuple(fold(a[:-1]) for a in allowed if a.endswith("*"))
+    return {k: v for k, v in source.items() if fold(k) in exact or fold(k).startswith(prefixes)}
+
+
+def child_env(tool: str, source: Mapping[str, str]) -> dict[str, str]:
+    """The environment a process tool named ``tool`` is started with, picked from ``source``."""
+    return pick_env(source, BASE_ENV + _TOOL_ENV.get(tool, ()))
 
 
 def obsidian_agent_tool() -> ProcessTool:

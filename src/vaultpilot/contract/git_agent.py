@@ -20,6 +20,42 @@ Contract (spec ``002_2ce84434b5b511e1.txt``; gaps closed as ``spec/README.md`` s
   ``result`` ``{"output_type": "error", "data": <git's stderr, or what is wrong>, "metadata":
   {"exit_code": N}}`` when git ran, ``"metadata": null`` when it did not. An unparseable request
   gets a fresh ``request_id``. Ids and ``api_version`` are echoed.
+
+Hardening: the repository is data, never code. Whoever synced the vault controls its
+``.git/config``, ``.gitattributes`` and ``.git/hooks``, and git would run commands named there with
+our environment (a ``core.fsmonitor = env > file`` wrote ``OPENAI_API_KEY`` to a file on
+``git status``). So every git invocation (``HARDENING`` and ``git_env``):
+
+* starts from a scrubbed environment: ``catalog.BASE_ENV`` (``PATH``, ``HOME``, ``LANG``,
+  ``LC_*``, ``TZ``…) and ``catalog.GIT_ENV`` (which of the user's own config files git reads, the
+  commit identity), nothing else: no API key, token, ``GIT_DIR``, ``GIT_SSH_COMMAND`` or
+  ``GIT_CONFIG_PARAMETERS`` from the caller. ``HOME`` stays: the global config is the user's own
+  and carries the commit identity, and the overrides below apply to it too. The system config
+  is read as well (it is the administrator's, e.g. Git for Windows' own settings);
+* runs ``--no-pager`` with ``GIT_PAGER``/``PAGER`` ``cat`` and ``core.pager=cat`` (``pager.*`` and
+  ``core.pager`` never run), ``GIT_EDITOR``/``GIT_SEQUENCE_EDITOR`` ``:`` and ``core.editor`` /
+  ``sequence.editor`` ``:`` (git starts no editor; ``git_commit`` passes the message on stdin),
+  ``GIT_TERMINAL_PROMPT=0`` and an empty ``core.askPass`` (nothing prompts);
+* overrides on the command line, which beats every config file: ``core.fsmonitor=false`` (the
+  fsmonitor hook runs on status, diff, add and commit), ``core.hooksPath`` set to the null device
+  (no hook runs: pre-commit, commit-msg, post-index-change, reference-transaction…; ``git_commit``
+  also passes ``--no-verify``), ``commit.gpgSign=false``, ``tag.gpgSign=false`` and
+  ``log.showSignature=false`` (``gpg.program`` and its ssh/x509 siblings never run),
+  ``diff.external`` empty and ``--no-ext-diff --no-textconv`` on diff and log
+  (``diff.<driver>.command``/``textconv`` named by ``.gitattributes`` never run),
+  ``credential.helper`` empty, ``core.sshCommand`` empty, ``protocol.allow=never`` and
+  ``GIT_NO_LAZY_FETCH=1`` (no transport at all, so neither ssh, remote helpers nor a partial
+  clone's lazy fetch run), ``gc.auto=0`` and ``maintenance.auto=false`` (commit starts no
+  background gc), ``submodule.recurse=false`` and ``--ignore-submodules=all`` on status and diff
+  (a submodule's own config is not read; its changes are not reported);
+* switches off every filter driver (``filter.<name>.clean/smudge/process``, run by git on add,
+  status, diff and commit for paths whose ``.gitattributes`` say ``filter=<name>``) and every
+  hook defined in the config (``hook.<name>.command``, git 2.54 and later, which
+  ``core.hooksPath`` does not reach): the names are read first with
+  ``git config -z --name-only --get-regexp`` under the same options, and each filter is
+  overridden with empty commands and ``required=false``, each hook with ``enabled=false`` and an
+  empty command. A name that cannot be written as ``-c`` (it holds ``=``) makes git_agent refuse
+  to run git in that repository.
 """
 
 from __future__ import annotations
@@ -34,7 +70,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from vaultpilot.contract.catalog import git_agent_tool
+from vaultpilot.contract.catalog import BASE_ENV, GIT_ENV, git_agent_tool, pick_env
 from vaultpilot.contract.jsonlog import JsonLog
 from vaultpilot.contract.models import GIT_COMMANDS, GitAdd, GitCommit, GitDiff, GitLog, GitStatus
 from vaultpilot.contract.models import describe_errors as _describe
@@ -53,18 +89,70 @@ from vaultpilot.errors import (
     InvalidArgumentError,
     NotFoundError,
     PathRefusedError,
+    SetupError,
     VaultpilotError,
 )
 from vaultpilot.locations import data_root, memory_db_path
 from vaultpilot.memory.db import connect
 from vaultpilot.memory.registry import upsert_tool
 
-__all__ = ["ACTIONS", "GIT_TIMEOUT_S", "TOOL", "GitRun", "handle", "main", "register", "run_git"]
+__all__ = [
+    "ACTIONS",
+    "GIT_TIMEOUT_S",
+    "HARDENING",
+    "TOOL",
+    "GitRun",
+    "config_overrides",
+    "git_env",
+    "handle",
+    "main",
+    "register",
+    "run_git",
+]
 
 TOOL = "git_agent"
 ACTIONS = tuple(GIT_COMMANDS)
 GIT_TIMEOUT_S = 120.0
 _USAGE = "usage: git_agent [--data-dir DIR] < request.json"
+
+# ``-c`` settings put before every git command; why each is here: see the module docstring.
+HARDENING = (
+    "color.ui=false",
+    "core.fsmonitor=false",
+    f"core.hooksPath={os.devnull}",
+    "core.pager=cat",
+    "core.editor=:",
+    "sequence.editor=:",
+    "core.askPass=",
+    "core.sshCommand=",
+    "credential.helper=",
+    "diff.external=",
+    "commit.gpgSign=false",
+    "tag.gpgSign=false",
+    "log.showSignature=false",
+    "protocol.allow=never",
+    "submodule.recurse=false",
+    "gc.auto=0",
+    "maintenance.auto=false",
+)
+# Fixed values that replace whatever the caller's environment said.
+_GIT_FIXED_ENV = {
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_PAGER": "cat",
+    "PAGER": "cat",
+    "GIT_EDITOR": ":",
+    "GIT_SEQUENCE_EDITOR": ":",
+    "GIT_NO_LAZY_FETCH": "1",
+}
+# For each config section naming commands by a free name: what each such name gets.
+_NAMED_COMMANDS = {
+    "filter": (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")),
+    "hook": (("enabled", "false"), ("command", "")),
+}
+_LABEL = {"filter": "filter driver", "hook": "hook"}
+_NAMED_REGEX = r"^(filter|hook)\."
+# The commands during which git may run a filter driver or a hook.
+_NEEDS_OVERRIDES = (GitStatus, GitDiff, GitAdd, GitCommit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +164,37 @@ class GitRun:
     stderr: str
 
 
+def git_env(source: Mapping[str, str]) -> dict[str, str]:
+    """The environment git runs with: the allowlisted part of ``source`` and the fixed values."""
+    return {**pick_env(source, BASE_ENV + GIT_ENV), **_GIT_FIXED_ENV}
+
+
+def config_overrides(config_names: str) -> list[str]:
+    """``-c`` settings that switch off every filter driver and hook named in ``config_names``.
+
+    ``config_names`` is the output of ``git config -z --name-only --get-regexp
+    '^(filter|hook)\\.'``. SetupError for a name that ``-c`` cannot express.
+    """
+    named: dict[tuple[str, str], None] = {}  # (section, name), in order, once each
+    for key in config_names.split("\0"):
+        section, _, rest = key.partition(".")
+        name, _, _ = rest.rpartition(".")
+        if section.lower() in _NAMED_COMMANDS and name:
+            named[section.lower(), name] = None
+    out: list[str] = []
+    for section, name in named:
+        if "=" in name:
+            raise SetupError(
+                f"The repository's git config defines a {_LABEL[section]} named {name!r}, which "
+                "git_agent cannot switch off, so it does not run git here; remove or rename "
+                f'[{section} "{name}"] in the repository\'s .git/config.'
+            )
+        out += [
+            arg for k, v in _NAMED_COMMANDS[section] for arg in ("-c", f"{section}.{name}.{k}={v}")
+        ]
+    return out
+
+
 def run_git(
     args: Sequence[str],
     *,
@@ -83,9 +202,15 @@ def run_git(
     env: Mapping[str, str],
     stdin: str | None = None,
     timeout: float = GIT_TIMEOUT_S,
+    extra: Sequence[str] = (),
 ) -> GitRun:
-    """Run ``git ARGS`` in ``repo``; ExternalError if git cannot be run or does not finish."""
-    argv = ["git", "--no-pager", "-c", "color.ui=false", *args]
+    """Run ``git ARGS`` in ``repo``, hardened; ExternalError if git cannot run or finish.
+
+    ``env`` is what git's environment is picked from (``git_env``); ``extra`` are more ``-c``
+    options (``config_overrides``).
+    """
+    hardening = [arg for setting in HARDENING for arg in ("-c", setting)]
+    argv = ["git", "--no-pager", *hardening, *extra, *args]
     try:
         done = subprocess.run(
             argv,
@@ -94,7 +219,7 @@ def run_git(
             stdin=subprocess.DEVNULL if stdin is None else None,
             capture_output=True,
             timeout=timeout,
-            env={**env, "GIT_TERMINAL_PROMPT": "0"},
+            env=git_env(env),
             check=False,
         )
     except FileNotFoundError:
@@ -135,15 +260,16 @@ def _git_args(command: object) -> tuple[list[str], str | None]:
     """git's arguments and stdin for a validated command."""
     match command:
         case GitStatus():
-            return ["status"], None
+            return ["status", "--ignore-submodules=all"], None
         case GitDiff(files=files):
-            return ["--literal-pathspecs", "diff", *(["--", *files] if files else [])], None
+            diff = ["diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all"]
+            return ["--literal-pathspecs", *diff, *(["--", *files] if files else [])], None
         case GitLog(limit=limit):
-            return ["log", f"--max-count={limit}"], None
+            return ["log", "--no-ext-diff", "--no-textconv", f"--max-count={limit}"], None
         case GitAdd(files=files):
             return ["--literal-pathspecs", "add", "--", *files], None
         case GitCommit(message=message):
-            return ["commit", "--file=-"], message
+            return ["commit", "--no-verify", "--file=-"], message
     raise AssertionError(f"unhandled git command {command!r}")
 
 
@@ -197,8 +323,15 @@ def handle(
             if top.exit_code != 0:  # e.g. not a repository: git's own message and exit code
                 return _failure(request, top.stderr or top.stdout, top.exit_code)
             _check_inside(files, repo, top.stdout.rstrip("\n"))
+        extra: list[str] = []
+        if isinstance(command, _NEEDS_OVERRIDES):
+            names = ["config", "-z", "--name-only", "--get-regexp", _NAMED_REGEX]
+            found = run_git(names, repo=repo, env=env, timeout=timeout)
+            if found.exit_code not in (0, 1):  # 1: none configured
+                return _failure(request, found.stderr or found.stdout, found.exit_code)
+            extra = config_overrides(found.stdout)
         args, stdin = _git_args(command)
-        run = run_git(args, repo=repo, env=env, stdin=stdin, timeout=timeout)
+        run = run_git(args, repo=repo, env=env, stdin=stdin, timeout=timeout, extra=extra)
     except VaultpilotError as exc:
         return _failure(request, str(exc))
     except Exception as exc:  # a bug or an unexpected OS failure: still one clean reply

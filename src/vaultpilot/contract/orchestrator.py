@@ -19,6 +19,11 @@ Contract:
   ``split_command`` turns a tool call in the schemas' tagged shape (``{"type": action, …}``) into
   ``(action, payload)``. Call ``catalog.register_shipped(conn)`` once at start-up so the shipped
   agents are listed.
+
+* The child never inherits our environment: it gets ``catalog.child_env(request.tool, env)``, a
+  short allowlist picked from ``env`` (this process's environment when None) plus what that one
+  tool needs, so secrets such as ``OPENAI_API_KEY``, ``*_TOKEN`` or ``DATABASE_URL`` never reach
+  a process tool. The list and its reasons are in ``catalog``.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from vaultpilot.contract.catalog import child_env
 from vaultpilot.contract.models import ActionRequest, ActionResponse, describe_errors
 from vaultpilot.contract.wire import json_type, load_json
 from vaultpilot.errors import InvalidArgumentError
@@ -141,8 +147,13 @@ def run_process(
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> CallOutcome:
-    """Spawn ``command``, send ``request``, and return the validated reply or why there is none."""
+    """Spawn ``command``, send ``request``, and return the validated reply or why there is none.
+
+    ``env`` is what the child's allowlisted environment is picked from (default: ours); no other
+    variable is passed on.
+    """
     name = request.tool
+    child = child_env(name, os.environ if env is None else env)
     started = time.perf_counter()
 
     def elapsed() -> float:
@@ -155,7 +166,7 @@ def run_process(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=cwd,
-            env=None if env is None else dict(env),
+            env=child,
             start_new_session=os.name == "posix",
         )
     except (OSError, ValueError) as exc:
