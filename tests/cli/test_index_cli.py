@@ -64,7 +64,7 @@ def test_index_then_query(example_vault: Path) -> None:
 
 @pytest.mark.usefixtures("data_dir")
 def test_vault_from_environment_and_cwd(example_vault: Path) -> None:
-    assert vp("index", cwd=example_vault).returncode == 0
+    assert vp("index", "--no-embed", cwd=example_vault).returncode == 0
     env_run = subprocess.run(
         [str(BIN), "status", "--json"],
         capture_output=True,
@@ -82,7 +82,7 @@ def test_vault_from_environment_and_cwd(example_vault: Path) -> None:
 
 @pytest.mark.usefixtures("data_dir")
 def test_status_reports_stale_files(example_vault: Path) -> None:
-    vp("index", "--vault", str(example_vault))
+    vp("index", "--no-embed", "--vault", str(example_vault))
     (example_vault / "New note.md").write_text("fresh", encoding="utf-8")
     (example_vault / "Inbox.md").unlink()
     status = json.loads(vp("status", "--json", "--vault", str(example_vault)).stdout)
@@ -93,7 +93,7 @@ def test_status_reports_stale_files(example_vault: Path) -> None:
 
 def test_data_dir_flag_keeps_vault_clean(example_vault: Path, tmp_path: Path) -> None:
     before = sorted(p.relative_to(example_vault) for p in example_vault.rglob("*"))
-    out = vp("index", "--vault", str(example_vault), "--data-dir", str(tmp_path / "elsewhere"))
+    out = vp("index", "--no-embed", "--vault", str(example_vault), "--data-dir", str(tmp_path / "elsewhere"))
     assert out.returncode == 0, out.stderr
     assert list((tmp_path / "elsewhere" / "vaults").glob("*/index.db"))
     assert sorted(p.relative_to(example_vault) for p in example_vault.rglob("*")) == before

@@ -9,7 +9,7 @@ import pytest
 from bench.eval_retrieval import hybrid_ranker, product_keyword, score
 
 from tests.semantic.conftest import Embedded, HashEmbedder
-from vaultpilot.index.hybrid import hybrid_search
+from vaultpilot.index.hybrid import Fusion, hybrid_search
 from vaultpilot.index.related import related_notes, similar_notes
 
 QUESTIONS = Path(__file__).resolve().parents[2] / "bench" / "retrieval_questions.json"
@@ -31,8 +31,12 @@ def test_hybrid_beats_keyword_only_on_the_question_set(embedded: Embedded) -> No
     questions = json.loads(QUESTIONS.read_text("utf-8"))["questions"]
     assert len(questions) >= 40
     keyword = score(product_keyword(embedded.conn), questions)["all"]
+    # The ranking alone (the threshold is measured on questions with no answer, in
+    # bench/eval_real.py; this set has none).
+    unfiltered = Fusion(threshold=0.0, floor=0.0)
     hybrid = score(
-        hybrid_ranker(embedded.conn, embedded.embedder, embedded.cache, "hybrid"), questions
+        hybrid_ranker(embedded.conn, embedded.embedder, embedded.cache, "hybrid", unfiltered),
+        questions,
     )["all"]
     assert hybrid["recall@5"] > keyword["recall@5"]
     assert hybrid["mrr"] > keyword["mrr"]
@@ -64,14 +68,12 @@ def test_hits_carry_both_sides_and_the_best_chunk(embedded: Embedded) -> None:
     assert result.total >= len(result.hits) == 5
     first = result.hits[0]
     assert first.path == "Areas/Health/Dental Care.md"
-    assert first.relevance == 1.0 and first.score > 0
+    assert 0.5 <= first.relevance <= 1.0 and first.score > 0  # calibrated, not scaled to 1
     assert first.keyword_rank is not None and first.vector_rank is not None
     assert first.vector_score is not None and 0.3 < first.vector_score <= 1.0
     assert first.heading == "Next appointment"
     assert "Okafor" in first.snippet
-    assert [h.relevance for h in result.hits] == sorted(
-        (h.relevance for h in result.hits), reverse=True
-    )
+    assert all(0.0 < h.relevance <= 1.0 for h in result.hits)
 
 
 @pytest.mark.parametrize(

@@ -42,8 +42,14 @@ def index_cmd(
     vault: VaultOpt = None,
     data_dir: DataDirOpt = None,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Start from an empty index.")] = False,
+    no_embed: Annotated[
+        bool, typer.Option("--no-embed", help="Index only; embed later with `vaultpilot embed`.")
+    ] = False,
 ) -> None:
-    """Bring the index up to date with the vault (only changed notes are parsed again)."""
+    """Bring the index up to date with the vault (only changed notes are parsed again), then
+    embed the new and changed notes for semantic search (resumable; --no-embed skips it)."""
+    from vaultpilot.errors import SetupError
+    from vaultpilot.index.semantic import select_embedder
     from vaultpilot.index.sync import sync_vault
 
     ws = open_workspace(vault, data_dir)
@@ -72,6 +78,20 @@ def index_cmd(
     )
     for path, why in report.skipped:
         console.print(f"[yellow]skipped[/] {escape(path)}: {escape(why)}")
+    if no_embed:
+        return
+    try:
+        select_embedder()  # a missing model is not a failed index: say so and stop here
+    except SetupError as err:
+        console.print(
+            f"[yellow]not embedded[/]: {escape(err.message)} Semantic search ranks by keywords "
+            "until the notes are embedded (`vaultpilot embed`).",
+            soft_wrap=True,
+        )
+        return
+    from vaultpilot.cli.embed_cmds import embed_cmd
+
+    embed_cmd(vault=vault, data_dir=data_dir)
 
 
 @handle_errors

@@ -9,10 +9,14 @@
   the trigram table, and accents are ignored, so non-English text always ranks through here.
 * **vector side**: the query's embedding against every embedded chunk (``vectors.VectorIndex``);
   a note scores by its best chunk, whose heading and text become the snippet.
-* **fusion**: weighted reciprocal rank fusion, ``sum(w / (k + rank))`` over the sides
-  (``Fusion``; the defaults were chosen on ``bench/eval_retrieval.py``). An optional **graph**
-  pass adds a rank-fusion term for notes linked to or from the best results; it is off by
-  default because it lowered MRR in the evaluation (the link graph ranks ``related_notes``).
+* **fusion**: a 50/50 blend of each side's min-max normalised score (``Fusion``; RRF with k=60
+  is ``method="rrf"``); every default was chosen on ``bench/eval_real.py --levers``. An optional
+  **graph** pass adds a rank-fusion term for notes linked to or from the best results; it is off
+  (no measurable gain; the link graph ranks ``related_notes``).
+* **calibrated relevance** (``relevance``): a logistic model of the best-chunk cosine and the
+  share of the query's words a note holds, 0.5 being the threshold. When no note reaches it the
+  result is empty (the query has no answer in the vault); notes below ``Fusion.floor`` are
+  never returned.
 
 Without an embedder or vectors (model not built, nothing embedded yet, vectors from another
 model, embedding server down) the ranking is keyword-only and ``HybridResult.notice`` says why.
@@ -27,59 +31,82 @@ as long as its connection::
 
 from __future__ import annotations
 
-import re
+import math
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from vaultpilot.index.embedding.base import Embedder, EmbeddingServiceError
-from vaultpilot.index.queries import BM25_WEIGHTS, CJK, folder_filter_sql, search, tag_filter_sql
+from vaultpilot.index.keyword import KeywordHit, content_words, coverage, keyword_side
+from vaultpilot.index.queries import folder_filter_sql, tag_filter_sql
 from vaultpilot.index.vectors import ChunkMatch, ModelInfo, VectorCache, VectorIndex
 from vaultpilot.vault.files import normalize_rel_path
 
 __all__ = [
+    "RELEVANCE_THRESHOLD",
     "Fusion",
     "HybridHit",
     "HybridResult",
     "hybrid_search",
     "keyword_side",
     "note_filter_ids",
+    "relevance",
 ]
 
-_STOP_WORDS = (
-    "a about after all also am an and any are as at be been before being but by can could did do "
-    "does doing done for from get got had has have having he her here hers him his how i if in "
-    "into is it its just me mine my of on or our ours out over she should so some than that the "
-    "their them then there these they this those to too up us was we were what when where which "
-    "while who whom why will with would you your yours"
-)
-_STOP = frozenset(_STOP_WORDS.split())
 Mode = Literal["hybrid", "keyword", "vector"]
 _SIMILAR = 0.3  # a cosine from which a note counts towards ``total``
+
+# The calibrated relevance (see ``relevance``): a logistic model of "this note answers the
+# query", fitted by ``bench/calibrate_relevance.py`` on the questions of
+# ``bench/retrieval_questions_real.json`` (answerable and unanswerable ones) over two real
+# vaults. Inputs: the cosine of the note's best chunk, and the idf-weighted share of the query's
+# words the note holds anywhere and in its title or aliases. The fitted bias is shifted by
+# -logit(0.03), so 0.5 is the fitted probability 0.03 chosen as the threshold: with it, 19 of
+# the 20 questions without an answer got none and about 3% of the answerable ones were lost.
+_WITH_VECTOR = (-4.64, 10.08, 2.41, 0.82)  # bias, cosine, words held, words in title
+_KEYWORDS_ONLY = (-1.20, 3.45, 5.42)  # bias, words held, words in title (note not embedded)
+RELEVANCE_THRESHOLD = 0.5  # when no note reaches it, the query has no answer: nothing returned
+RELEVANCE_FLOOR = 0.05  # below it a note is not returned even when another one passed
+_HELD_ENOUGH = 0.5  # share of the query's idf weight that makes a keyword match a match
+
+
+def relevance(cosine: float | None, held: float, in_title: float) -> float:
+    """How likely a note answers the query, 0..1, with the same meaning for every query."""
+    if cosine is None:
+        bias, a, b = _KEYWORDS_ONLY
+        z = bias + a * held + b * in_title
+    else:
+        bias, c, a, b = _WITH_VECTOR
+        z = bias + c * cosine + a * held + b * in_title
+    return 1.0 / (1.0 + math.exp(-z))
 
 
 @dataclass(frozen=True, slots=True)
 class Fusion:
-    """How the sides are combined. The defaults won on ``bench/eval_retrieval.py --sweep``
-    (docs/benchmarks.md): plain RRF with k=60 and equal weights was as good as any tuned
-    variant and more robust than score fusion, and every form of graph credit *lowered* MRR on
-    free-text questions, so the graph pass is off for search (it ranks ``related_notes``)."""
+    """How the sides are combined and what is returned. Every default was measured on
+    ``bench/eval_real.py --levers`` (questions over two real public vaults; docs/benchmarks.md
+    has the table with the levers kept and dropped)."""
 
-    method: Literal["rrf", "scores"] = "rrf"  # "scores": min-max normalised score blend
-    k: float = 60.0  # the RRF constant
-    keyword: float = 1.0  # weight of the keyword side (RRF), or its share of the blend
-    vector: float = 1.0  # weight of the vector side
+    method: Literal["rrf", "scores"] = "scores"  # "scores": min-max normalised score blend
+    k: float = 60.0  # the RRF constant (also for the evidence ranking)
+    keyword: float = 0.5  # weight of the keyword side (RRF), or its share of the blend
+    vector: float = 0.5  # weight of the vector side
     graph: float = 0.0  # weight of the link-graph pass (0: off)
     graph_seeds: int = 5  # how many of the best results spread credit to their links
     pool: int = 50  # candidates taken from each side
     min_similarity: float = 0.15  # vector candidates below this cosine are ignored
+    chunk_bonus: float = 0.0  # x (second-best chunk cosine - min_similarity), added to the best
+    stem: bool = False  # keyword side: query words also match by their stem as a prefix
+    evidence: float = 2.0  # weight of a third RRF list: notes by 10 cos + 2 held + 0.5 in_title
+    threshold: float = RELEVANCE_THRESHOLD  # no note reaches it: nothing is returned
+    floor: float = RELEVANCE_FLOOR  # notes below it are not returned
 
 
 @dataclass(frozen=True, slots=True)
 class HybridHit:
     path: str
     title: str
-    relevance: float  # 0..1, the fused score scaled to the best hit of this query
+    relevance: float  # 0..1, calibrated: how likely the note answers (``relevance``)
     snippet: str
     heading: str  # heading path of the best chunk ("" when it came from keywords only)
     score: float  # the fused score
@@ -88,6 +115,8 @@ class HybridHit:
     vector_rank: int | None
     vector_score: float | None  # cosine similarity of the note's best chunk
     graph_score: float | None
+    held: float = 0.0  # idf-weighted share of the query's words the note holds
+    in_title: float = 0.0  # the same, in its title or aliases
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,19 +125,7 @@ class HybridResult:
     total: int  # about how many notes match: any query word, or a chunk with cosine >= 0.3
     mode: Mode  # which sides ranked
     notice: str | None = None  # why the vector side was left out or is partial, when it is
-
-
-@dataclass(frozen=True, slots=True)
-class _KeywordHit:
-    file_id: int
-    score: float
-    all_words: bool
-
-
-def _words(text: str) -> list[str]:
-    words = list(dict.fromkeys(w.lower() for w in re.findall(r"\w+", text)))
-    kept = [w for w in words if w not in _STOP]
-    return kept or words
+    calibrated: bool = False  # relevance used vectors, so an empty list means "no answer"
 
 
 def note_filter_ids(
@@ -133,55 +150,6 @@ def note_filter_ids(
         args.extend(fargs)
     rows = conn.execute(f"SELECT id, path FROM files WHERE {' AND '.join(where)}", args)  # noqa: S608
     return {fid for fid, path in rows if allowed is None or path in allowed}
-
-
-def keyword_side(
-    conn: sqlite3.Connection, text: str, *, pool: int, ids: set[int] | None = None
-) -> tuple[list[_KeywordHit], int]:
-    """Notes matching any word of ``text`` by BM25, those with every word first; (hits, total)."""
-    words = _words(text)
-    if not words:
-        return [], 0
-    quoted = [f'"{w}"' for w in words]
-    hits: dict[int, _KeywordHit] = {}
-    take = pool if ids is None else max(pool, 1000)
-    queries = [(" ".join(quoted), True)] if len(words) > 1 else []
-    queries.append((" OR ".join(quoted), len(words) == 1))
-    total = 0
-    for match, all_words in queries:
-        rows = conn.execute(
-            f"SELECT rowid, bm25(notes_fts, {BM25_WEIGHTS}) AS rank FROM notes_fts"  # noqa: S608
-            " WHERE notes_fts MATCH ? ORDER BY rank LIMIT ?",
-            (match, take),
-        ).fetchall()
-        for fid, rank in rows:
-            if (ids is None or fid in ids) and fid not in hits:
-                hits[fid] = _KeywordHit(fid, -float(rank), all_words)
-        if not all_words:
-            total = int(
-                conn.execute(
-                    "SELECT COUNT(*) FROM notes_fts WHERE notes_fts MATCH ?", (match,)
-                ).fetchone()[0]
-            )
-    ordered = sorted(hits.values(), key=lambda h: (not h.all_words, -h.score))
-    if CJK.search(text):
-        # ``queries.search`` also looks CJK words up in the trigram table, so words written
-        # without spaces are found; its ranking (all words) goes first.
-        found, _ = search(conn, text, limit=pool)
-        paths = [h.path for h in found]
-        marks = ",".join("?" * len(paths))
-        id_of = dict(conn.execute(f"SELECT path, id FROM files WHERE path IN ({marks})", paths))  # noqa: S608
-        cjk = [
-            _KeywordHit(id_of[p], h.score, True)
-            for p, h in zip(paths, found, strict=True)
-            if p in id_of and (ids is None or id_of[p] in ids)
-        ]
-        seen = {h.file_id for h in cjk}
-        ordered = cjk + [h for h in ordered if h.file_id not in seen]
-        total = max(total, len(ordered))
-    if ids is not None:
-        total = len(ordered)
-    return ordered[:pool], total
 
 
 _NOTHING_EMBEDDED = (
@@ -240,6 +208,11 @@ def _graph_scores(conn: sqlite3.Connection, seeds: list[tuple[int, float]]) -> d
     return out
 
 
+def _evidence(cosine: float | None, held: tuple[float, float] | None) -> float:
+    words, title = held or (0.0, 0.0)
+    return 10.0 * (cosine or 0.0) + 2.0 * words + 0.5 * title
+
+
 def _rrf(ranked: list[int], weight: float, k: float, into: dict[int, float]) -> None:
     for rank, fid in enumerate(ranked, 1):
         into[fid] = into.get(fid, 0.0) + weight / (k + rank)
@@ -272,31 +245,41 @@ def hybrid_search(
     ``tag`` (nested tags included), ``folder`` and ``allowed`` (a set of note paths) narrow the
     candidates. ``mode`` forces one side ("keyword", "vector") for evaluations. Never fails for
     want of vectors: no embedder, nothing embedded, another model's vectors or an unreachable
-    embedding server all give the keyword ranking with a ``notice`` saying why.
+    embedding server all give the keyword ranking with a ``notice`` saying why. With vectors,
+    notes whose calibrated relevance is below ``fusion.threshold`` are not returned, so a query
+    the vault cannot answer gives no hits.
     """
     fusion = fusion or Fusion()
     limit = max(1, limit)
     ids = note_filter_ids(conn, tag=tag, folder=folder, allowed=allowed)
     index, notice = (None, None) if mode == "keyword" else _vector_index(conn, embedder, vectors)
 
-    kw_hits: list[_KeywordHit] = []
+    kw_hits: list[KeywordHit] = []
     kw_total = 0
     if mode != "vector":
-        kw_hits, kw_total = keyword_side(conn, text, pool=fusion.pool, ids=ids)
+        kw_hits, kw_total = keyword_side(conn, text, pool=fusion.pool, ids=ids, stem=fusion.stem)
     vec_hits: list[ChunkMatch] = []
+    cosines: dict[int, float] = {}
     if index is not None and embedder is not None and ids != set():
         try:
             query = embedder.embed([text])[0]
         except EmbeddingServiceError as err:  # a remote server down must not stop search
             query, notice = None, f"{err} Ranked by keywords only."
         if query is not None:
-            found = index.best_per_note(
-                query, limit=fusion.pool, file_ids=None if ids is None else sorted(ids)
+            found, cosines = index.note_matches(
+                query,
+                limit=fusion.pool,
+                file_ids=None if ids is None else sorted(ids),
+                also=[h.file_id for h in kw_hits],
             )
             vec_hits = [m for m in found if m.score >= fusion.min_similarity]
     sides: Mode = "hybrid" if kw_hits and vec_hits else ("vector" if vec_hits else "keyword")
     if mode == "vector":
         sides = "vector"
+    if fusion.chunk_bonus > 0:  # several matching sections: more evidence than one
+        bonus = {m.file_id: fusion.chunk_bonus * max(0.0, m.second - fusion.min_similarity)
+                 for m in vec_hits}  # fmt: skip
+        vec_hits.sort(key=lambda m: -(m.score + bonus[m.file_id]))
 
     kw_rank = {h.file_id: (i, h) for i, h in enumerate(kw_hits, 1)}
     vec_rank = {m.file_id: (i, m) for i, m in enumerate(vec_hits, 1)}
@@ -319,17 +302,48 @@ def hybrid_search(
     order = sorted(fused, key=lambda fid: (-fused[fid], fid))
     if mode != "hybrid":
         order = [fid for fid in order if fid in kw_rank or fid in vec_rank]
+
+    # Calibrated relevance of every candidate; with vectors, the unlikely ones are dropped.
+    held = coverage(conn, text, order, stem=fusion.stem) if mode != "vector" else {}
+    calibrated = index is not None and (mode == "vector" or bool(cosines))
+    probability = {
+        fid: relevance(cosines.get(fid) if calibrated else None, *held.get(fid, (0.0, 0.0)))
+        for fid in order
+    }
+    for fid, (_, hit) in kw_rank.items():
+        # A note holding every word of the query (CJK and accent-free matches included), or
+        # at least half of the query's idf weight, is a match whatever the cosine says: the
+        # model is English-only, and a user who typed the note's own words is never told that
+        # nothing was found.
+        if (hit.all_words or held.get(fid, (0.0, 0.0))[0] >= _HELD_ENOUGH) and fid in probability:
+            probability[fid] = max(probability[fid], fusion.threshold)
+    if fusion.evidence > 0 and calibrated:  # the evidence itself, as a third ranking
+        ranked = sorted(order, key=lambda fid: -_evidence(cosines.get(fid), held.get(fid)))
+        _rrf(ranked, fusion.evidence, fusion.k, fused)
+        order.sort(key=lambda fid: (-fused[fid], fid))
+    if calibrated and fusion.threshold > 0:
+        best = max(probability.values(), default=0.0)
+        keep = best >= fusion.threshold
+        order = [fid for fid in order if keep and probability[fid] >= fusion.floor]
     # About how many notes match: those holding a word, plus clearly similar ones (a weak
-    # cosine is not a match, even though it may fill the page).
+    # cosine is not a match, even though it may fill the page); never more than passed.
     similar = sum(1 for m in vec_hits if m.score >= _SIMILAR and m.file_id not in kw_rank)
     chosen = order[:limit]
     total = max(kw_total + similar, len(chosen))
-    return HybridResult(
-        _describe(conn, text, chosen, fused, kw_rank, vec_rank, graph),
-        total,
-        sides,
-        notice if mode != "keyword" else None,
-    )
+    if calibrated and fusion.threshold > 0:
+        total = len(order)
+    described = _describe(conn, text, chosen, fused, kw_rank, vec_rank, graph)
+    hits = [
+        replace(
+            h,
+            relevance=round(probability[fid], 3),
+            vector_score=cosines.get(fid, h.vector_score),
+            held=round(held.get(fid, (0.0, 0.0))[0], 3),
+            in_title=round(held.get(fid, (0.0, 0.0))[1], 3),
+        )
+        for fid, h in described
+    ]
+    return HybridResult(hits, total, sides, notice if mode != "keyword" else None, calibrated)
 
 
 def _describe(
@@ -337,10 +351,11 @@ def _describe(
     text: str,
     chosen: list[int],
     fused: dict[int, float],
-    kw_rank: dict[int, tuple[int, _KeywordHit]],
+    kw_rank: dict[int, tuple[int, KeywordHit]],
     vec_rank: dict[int, tuple[int, ChunkMatch]],
     graph: dict[int, float],
-) -> list[HybridHit]:
+) -> list[tuple[int, HybridHit]]:
+    """(file id, hit) for each chosen note still in the index, relevance left at 0."""
     if not chosen:
         return []
     marks = ",".join("?" * len(chosen))
@@ -360,8 +375,7 @@ def _describe(
             chunk_ids,
         )
     }
-    best = fused[chosen[0]] or 1.0
-    out: list[HybridHit] = []
+    out: list[tuple[int, HybridHit]] = []
     for fid in chosen:
         if fid not in titles:
             continue  # deleted since the vectors were loaded
@@ -375,11 +389,10 @@ def _describe(
                 heading = chunk[0]
                 if kr is None or vr[0] <= kr[0] or not snippet:
                     snippet = _excerpt(chunk[1])
-        out.append(
-            HybridHit(
+        out.append((fid, HybridHit(
                 path=path,
                 title=title,
-                relevance=round(fused[fid] / best, 3),
+                relevance=0.0,
                 snippet=snippet,
                 heading=heading,
                 score=fused[fid],
@@ -388,8 +401,7 @@ def _describe(
                 vector_rank=vr[0] if vr else None,
                 vector_score=vr[1].score if vr else None,
                 graph_score=graph.get(fid),
-            )
-        )
+        )))  # fmt: skip
     return out
 
 
@@ -400,7 +412,7 @@ def _excerpt(chunk_text: str, chars: int = 240) -> str:
 
 
 def _keyword_snippets(conn: sqlite3.Connection, text: str, ids: list[int]) -> dict[int, str]:
-    words = _words(text)
+    words = content_words(text)
     if not ids or not words:
         return {}
     match = " OR ".join(f'"{w}"' for w in words)

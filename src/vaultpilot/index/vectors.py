@@ -60,6 +60,7 @@ class ChunkMatch:
     file_id: int
     chunk_id: int
     score: float
+    second: float = 0.0  # the note's second-best chunk among those looked at (0: none)
 
 
 def to_blob(vector: Vectors) -> bytes:
@@ -217,6 +218,50 @@ class VectorIndex:
             if k >= len(self) or (out and sims[top[-1]] == -np.inf):
                 return out
             k = min(len(self), k * 4)
+
+    def note_matches(
+        self,
+        query: Vectors,
+        *,
+        limit: int,
+        file_ids: Sequence[int] | None = None,
+        also: Sequence[int] = (),
+    ) -> tuple[list[ChunkMatch], dict[int, float]]:
+        """The ``limit`` notes whose best chunk is most similar to ``query`` (each with its
+        second-best chunk among the top rows looked at), and the best cosine of every one of
+        them and of the notes ``also`` names that are embedded (their chunks are looked up
+        directly, so a note found only by keywords still has its cosine).
+        """
+        if limit < 1 or len(self) == 0:
+            return [], {}
+        sims = self.scores(query)
+        if file_ids is not None:
+            keep = np.isin(self.file_ids, np.fromiter(file_ids, dtype=np.int64))
+            sims = np.where(keep, sims, np.float32(-np.inf))
+        k = min(len(self), max(limit * 8, 256))
+        top = np.argpartition(-sims, k - 1)[:k] if k < len(self) else np.arange(len(self))
+        top = top[np.argsort(-sims[top], kind="stable")]
+        best: dict[int, ChunkMatch] = {}
+        for row in top.tolist():
+            score = float(sims[row])
+            if score == -np.inf:
+                break
+            fid = int(self.file_ids[row])
+            found = best.get(fid)
+            if found is None:
+                if len(best) < limit:
+                    best[fid] = ChunkMatch(fid, int(self.chunk_ids[row]), score)
+            elif found.second == 0.0:
+                best[fid] = replace(found, second=score)
+        cosines = {fid: m.score for fid, m in best.items()}
+        missing = [fid for fid in also if fid not in cosines]
+        if missing:
+            rows = np.flatnonzero(np.isin(self.file_ids, np.asarray(missing, dtype=np.int64)))
+            for row, score in zip(rows.tolist(), sims[rows].tolist(), strict=True):
+                fid = int(self.file_ids[row])
+                if score != -np.inf and score > cosines.get(fid, -2.0):
+                    cosines[fid] = float(score)
+        return list(best.values()), cosines
 
     def note_vector(self, file_id: int) -> Vectors | None:
         """The unit mean of a note's chunk vectors (None when it has none)."""

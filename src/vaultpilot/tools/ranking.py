@@ -5,7 +5,10 @@ aliases, headings and bodies (``index.queries.search``), falling back to notes w
 words when none holds all of them. ``hybrid_ranker`` fuses BM25 with vector similarity
 (``index.hybrid``); when no embedder or no vectors are available it ranks by keywords and the
 result says so (``ranking`` is "keyword", and ``notice`` why; ``notice`` also says when only part
-of the vault is embedded yet). Relevance is scaled to 0..1 against the best hit.
+of the vault is embedded yet). Keyword-only relevance is scaled to 0..1 against the best hit;
+hybrid relevance is calibrated (``index.hybrid.relevance``: the same meaning for every query), and
+when no note is likely enough to answer, the ranking is empty: the caller says nothing was found
+instead of offering unrelated notes.
 """
 
 from __future__ import annotations
@@ -95,10 +98,12 @@ def hybrid_ranker(semantic: Semantic) -> Ranker:
             folder=req.folder,
             allowed=req.allowed,
         )
-        if not result.hits:  # nothing at all: the any-word keyword fallback may still help
+        if not result.hits and not result.calibrated:
+            # nothing at all without vectors: the any-word keyword fallback may still help
             fallback = keyword_ranker(conn, req)
             return replace(fallback, notice=result.notice)
         hits = [RankedHit(h.path, h.title, h.relevance, h.snippet) for h in result.hits]
-        return Ranking(hits, result.total, result.mode, notice=result.notice)
+        total = result.total if result.hits else 0
+        return Ranking(hits, total, result.mode, notice=result.notice)
 
     return rank
