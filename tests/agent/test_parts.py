@@ -229,9 +229,7 @@ def test_make_model_builds_a_working_openai_client(serve: Any, tmp_path: Path) -
 def test_registered_process_tools_are_offered_beside_the_builtin_ones(
     serve: Any, vault_tools: VaultTools, vault: Path
 ) -> None:
-    process = ProcessTools(
-        tuple(shipped_tools()), run_process_tool, {"obsidian_agent": {"vault_path": str(vault)}}
-    )
+    process = ProcessTools.for_vault(shipped_tools(), run_process_tool, vault)
     call = ScriptedCall(name="obsidian_agent", arguments={"type": "read_note", "note_name": "test"})
     server = serve([ScriptedTurn(tool_calls=[call]), ScriptedTurn(text="read")])
     agent = Agent(model_for(server), CombinedTools(vault_tools, process), "system")
@@ -245,7 +243,9 @@ def test_registered_process_tools_are_offered_beside_the_builtin_ones(
         "obsidian_agent",
     ]
     obsidian = server.requests[0].body["tools"][4]["function"]["parameters"]
-    assert "vault_path" not in obsidian["properties"]  # supplied by the loop's wiring
+    assert "vault_path" not in obsidian["properties"]  # fixed by the transport
+    git = server.requests[0].body["tools"][3]["function"]["parameters"]
+    assert "repo_path" not in git["properties"]
     result = of_kind(events, "tool_result")[0]
     assert result.success, result.result
     assert "The second line." in json.dumps(result.result)

@@ -1,14 +1,25 @@
 """Which tool calls run at once, which wait for the person, and which are refused.
 
-A rule maps ``"tool"`` or ``"tool.operation"`` to ``"allow"``, ``"ask"`` or ``"deny"``; the more
-specific rule wins, then the tool's rule, then the policy's default (``"allow"``). The operation of
-a call is its ``operation`` argument (obsidian_vault_manager) or its ``type``/``action`` (process
-tools).
+A rule maps ``"tool"`` or ``"tool.operation"`` to ``"allow"``, ``"ask"`` or ``"deny"``. The
+operation of a call is its ``operation`` argument (obsidian_vault_manager) or its
+``type``/``action`` (process tools).
+
+Rules come in layers: ``rules`` (by default ``DEFAULT_RULES``) at the bottom, and each
+``with_rules`` (the configuration's ``[approvals]`` table) laid over them. The top layer that has
+a rule for the call decides; within a layer the more specific rule wins, then the tool's rule.
+So ``git_agent = "deny"`` in the configuration refuses ``git_commit`` too, although the default
+layer asks for it; when no layer has a rule, the policy's ``default`` (``"allow"``) decides.
+``auto_approve`` (``vaultpilot ask --yes``) turns every "ask" into "allow" but keeps "deny".
 
 ``DEFAULT_RULES`` asks before every destructive step: deletes, moves and bulk operations of
-obsidian_vault_manager, and any shell tool. The configuration's ``[approvals]`` table is laid over
-them (``ApprovalPolicy.with_rules``); ``auto_approve`` (``vaultpilot ask --yes``) turns every
-"ask" into "allow" but keeps "deny".
+obsidian_vault_manager, any shell tool, and the writes of git_agent (``git_add`` and
+``git_commit`` change the vault's repository).
+
+A few operations of a process tool do what an operation of obsidian_vault_manager does
+(``SAME_AS``: obsidian_agent's ``create_note`` and ``update_note``). In a layer without a rule
+naming the process tool, such a call is decided by that layer's rules for the manager's
+operation, so ``"obsidian_vault_manager.update_note" = "ask"`` covers obsidian_agent as well and
+the model cannot step around a rule by choosing the other tool.
 """
 
 from __future__ import annotations
@@ -18,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal
 
-__all__ = ["DEFAULT_RULES", "ApprovalPolicy", "Decision", "operation_of"]
+__all__ = ["DEFAULT_RULES", "SAME_AS", "ApprovalPolicy", "Decision", "operation_of"]
 
 Decision = Literal["allow", "ask", "deny"]
 _MANAGER = "obsidian_vault_manager"
@@ -38,6 +49,15 @@ DEFAULT_RULES: Mapping[str, Decision] = MappingProxyType(
         },
         "shell": "ask",
         "execute_shell": "ask",
+        "git_agent.git_add": "ask",
+        "git_agent.git_commit": "ask",
+    }
+)
+# "tool.operation" -> the obsidian_vault_manager operation it is decided as (see above).
+SAME_AS: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {
+        "obsidian_agent.create_note": (_MANAGER, "create_note"),
+        "obsidian_agent.update_note": (_MANAGER, "update_note"),
     }
 )
 
@@ -56,20 +76,35 @@ class ApprovalPolicy:
     rules: Mapping[str, Decision] = field(default_factory=lambda: DEFAULT_RULES)
     default: Decision = "allow"
     auto_approve: bool = False
+    # Layers laid over ``rules`` by ``with_rules``, the last one on top.
+    over: tuple[Mapping[str, Decision], ...] = ()
 
     def with_rules(self, rules: Mapping[str, Decision]) -> ApprovalPolicy:
-        return replace(self, rules=MappingProxyType({**self.rules, **rules}))
+        return replace(self, over=(*self.over, MappingProxyType(dict(rules))))
 
     def decide(self, tool: str, operation: str | None) -> Decision:
-        decision = self.default
-        if operation is not None and f"{tool}.{operation}" in self.rules:
-            decision = self.rules[f"{tool}.{operation}"]
-        elif tool in self.rules:
-            decision = self.rules[tool]
+        decision = self._rule(tool, operation)
         if decision == "ask" and self.auto_approve:
             return "allow"
         return decision
 
+    def _rule(self, tool: str, operation: str | None) -> Decision:
+        key = f"{tool}.{operation}"
+        alias = SAME_AS.get(key) if operation is not None else None
+        for layer in (*reversed(self.over), self.rules):
+            found = _in_layer(layer, tool, operation)
+            if found is None and alias is not None:
+                found = _in_layer(layer, *alias)
+            if found is not None:
+                return found
+        return self.default
+
     def reason(self, tool: str, operation: str | None) -> str:
         what = f"{tool} {operation}" if operation else tool
         return f"{what} changes or removes things; the policy asks before it runs."
+
+
+def _in_layer(layer: Mapping[str, Decision], tool: str, operation: str | None) -> Decision | None:
+    if operation is not None and f"{tool}.{operation}" in layer:
+        return layer[f"{tool}.{operation}"]
+    return layer.get(tool)

@@ -8,7 +8,8 @@
   Docstring descriptions hard-wrapped at 100 columns are unwrapped into paragraphs.
 * ``flatten_tagged_union`` turns a pydantic tagged-union schema (``oneOf`` + ``discriminator``
   + ``$defs``, as the process tools' commands are) into one object whose tag property is an
-  ``enum`` of the actions: model APIs want an object at the root.
+  ``enum`` of the actions: model APIs want an object at the root. ``tagged_variants`` gives each
+  action's own variant (to check a call's arguments against the action it names).
 * ``tool_entry`` builds one OpenAI ``tools`` entry.
 """
 
@@ -16,9 +17,16 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Collection
 from typing import Any
 
-__all__ = ["compact_schema", "flatten_tagged_union", "tool_entry", "unwrap_text"]
+__all__ = [
+    "compact_schema",
+    "flatten_tagged_union",
+    "tagged_variants",
+    "tool_entry",
+    "unwrap_text",
+]
 
 _SCALARS = ("string", "integer", "number", "boolean")
 _ITEM = re.compile(r"^\s*(?:[-*]|\d+\.)\s")
@@ -101,13 +109,34 @@ def _resolve(node: Any, defs: dict[str, Any]) -> Any:
     return {k: _resolve(v, defs) for k, v in node.items() if k != "title"}
 
 
-def flatten_tagged_union(schema: dict[str, Any], *, tag: str = "type") -> dict[str, Any]:
-    """One object schema for a tagged union; other schemas come back resolved, untitled."""
+def tagged_variants(schema: dict[str, Any], *, tag: str = "type") -> dict[str, dict[str, Any]]:
+    """Each action of a tagged union and its variant's schema (resolved); ``{}`` for others."""
     defs = schema.get("$defs", {})
     body = _resolve({k: v for k, v in schema.items() if k != "$defs"}, defs)
     variants = body.get("oneOf") or body.get("anyOf")
     if body.get("type") == "object" or not isinstance(variants, list):
-        return dict(body)
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for variant in variants:
+        action = variant.get("properties", {}).get(tag, {}).get("const")
+        if isinstance(action, str):
+            out[action] = variant
+    return out
+
+
+def flatten_tagged_union(
+    schema: dict[str, Any], *, tag: str = "type", omit: Collection[str] = ()
+) -> dict[str, Any]:
+    """One object schema for a tagged union; other schemas come back resolved, untitled.
+
+    The properties named in ``omit`` (set by the caller, not the model) are left out everywhere:
+    properties, ``required`` and each action's "Needs:" line.
+    """
+    defs = schema.get("$defs", {})
+    body = _resolve({k: v for k, v in schema.items() if k != "$defs"}, defs)
+    variants = body.get("oneOf") or body.get("anyOf")
+    if body.get("type") == "object" or not isinstance(variants, list):
+        return _without(dict(body), omit)
     actions: list[str] = []
     properties: dict[str, Any] = {}
     required: set[str] | None = None
@@ -118,12 +147,12 @@ def flatten_tagged_union(schema: dict[str, Any], *, tag: str = "type") -> dict[s
         if not isinstance(action, str):
             continue
         actions.append(action)
-        needed = [n for n in variant.get("required", []) if n != tag]
+        needed = [n for n in variant.get("required", []) if n != tag and n not in omit]
         summary = variant.get("description", "").strip()
         lines.append(f"{action}: {summary} Needs: {', '.join(needed) or 'nothing else'}.")
         required = set(needed) if required is None else required & set(needed)
         for name, prop in props.items():
-            if name != tag:
+            if name != tag and name not in omit:
                 properties.setdefault(name, prop)
     out: dict[str, Any] = {
         "type": "object",
@@ -134,6 +163,18 @@ def flatten_tagged_union(schema: dict[str, Any], *, tag: str = "type") -> dict[s
         "required": [tag, *sorted(required or ())],
     }
     return out
+
+
+def _without(schema: dict[str, Any], omit: Collection[str]) -> dict[str, Any]:
+    if not omit:
+        return schema
+    props = schema.get("properties")
+    if isinstance(props, dict):
+        schema["properties"] = {k: v for k, v in props.items() if k not in omit}
+    required = schema.get("required")
+    if isinstance(required, list):
+        schema["required"] = [n for n in required if n not in omit]
+    return schema
 
 
 def tool_entry(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:

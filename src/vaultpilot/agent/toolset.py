@@ -11,9 +11,18 @@ worker thread) and never raises for a bad call: it returns a failure result the 
   system prompt states.
 * ``ProcessTools``: tools registered in memory.db's ``tool_registry`` (programs speaking the
   ActionRequest/ActionResponse contract). Their tagged command schema is flattened for the model;
-  ``call`` splits ``{"type": action, ...}`` into the action and payload, adds per-tool defaults
-  (e.g. ``vault_path``) and hands them to ``runner``, which the transport supplies (the contract
+  ``call`` splits ``{"type": action, ...}`` into the action and payload, adds the arguments the
+  transport fixed and hands them to ``runner``, which the transport supplies (the contract
   orchestrator lives in a transport layer the agent may not import).
+
+  Where a tool works is never the model's choice: a prompt injected into any note could point it
+  at another folder or repository of the machine. ``ProcessTools.for_vault`` fixes every
+  ``vault_path`` and ``repo_path`` a tool takes (``VAULT_ARGUMENTS``) to the run's vault; fixed
+  arguments are left out of the schemas the model sees, and a call that names one anyway, names
+  an argument its action's schema does not list, or names an unknown action, gets a failure
+  result saying what to do instead, without running anything. A tool whose ``repo_path`` is fixed
+  (git_agent) works on the vault's own repository only: when the vault has no ``.git`` at its
+  top, the call fails with a message saying so (git would otherwise find a repository above it).
 * ``FunctionTools``: plain typed Python functions; the schema is derived from the signature and the
   description is the docstring (for custom tools and tests).
 * ``CombinedTools``: several sets in order; the first set offering a name wins.
@@ -22,16 +31,20 @@ worker thread) and never raises for a bad call: it returns a failure result the 
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from vaultpilot.agent.schemas import flatten_tagged_union
+from vaultpilot.agent.schemas import flatten_tagged_union, tagged_variants
 from vaultpilot.memory.registry import ProcessTool
 
 __all__ = [
+    "VAULT_ARGUMENTS",
     "CombinedTools",
     "FunctionTools",
     "ProcessRunner",
@@ -74,40 +87,128 @@ def _unknown(name: str, names: Sequence[str]) -> dict[str, Any]:
 ProcessRunner = Callable[[ProcessTool, str, dict[str, Any]], dict[str, Any]]
 
 
+# The arguments that say where a process tool works; the transport fixes them to the run's vault.
+VAULT_ARGUMENTS = ("vault_path", "repo_path")
+
+
 @dataclass(frozen=True, slots=True)
 class ProcessTools:
     tools: tuple[ProcessTool, ...]
     runner: ProcessRunner
-    defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # tool name -> the arguments the transport sets for every call; the model cannot change them.
+    fixed: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def for_vault(
+        cls, tools: Sequence[ProcessTool], runner: ProcessRunner, vault: Path | str
+    ) -> ProcessTools:
+        """The tools bound to one vault: each ``vault_path``/``repo_path`` a tool takes is it."""
+        fixed: dict[str, Mapping[str, Any]] = {}
+        for tool in tools:
+            taken = _argument_names(tool.payload_schema)
+            pinned = {name: str(vault) for name in VAULT_ARGUMENTS if name in taken}
+            if pinned:
+                fixed[tool.name] = MappingProxyType(pinned)
+        return cls(tuple(tools), runner, MappingProxyType(fixed))
 
     def specs(self) -> list[ToolSpec]:
         out = []
         for tool in self.tools:
-            params = flatten_tagged_union(tool.payload_schema)
-            props = params.get("properties", {})
-            for name in self.defaults.get(tool.name, {}):  # supplied by us, not the model
-                props.pop(name, None)
-                if name in params.get("required", []):
-                    params["required"].remove(name)
-            out.append(ToolSpec(tool.name, tool.description, params))
+            fixed = list(self.fixed.get(tool.name, {}))  # set by the transport, not the model
+            params = flatten_tagged_union(tool.payload_schema, omit=fixed)
+            description = tool.description
+            if fixed:
+                them = "it" if len(fixed) == 1 else "them"
+                description += f" In this run {_fixed_phrase(fixed)}: leave {them} out."
+            out.append(ToolSpec(tool.name, description, params))
         return out
 
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         tool = next((t for t in self.tools if t.name == name), None)
         if tool is None:
             return _unknown(name, [t.name for t in self.tools])
+        fixed = self.fixed.get(name, {})
+        chosen = [arg for arg in arguments if arg in fixed]
+        if chosen:
+            return failure(
+                f"{_fixed_phrase(chosen)} and cannot be changed. {name} works on this vault "
+                "only; call it again without "
+                f"{' and '.join(repr(arg) for arg in chosen)}."
+            )
         action = arguments.get("type")
         if not isinstance(action, str) or not action:
             return failure(
                 f'{name} needs the action in \'type\', e.g. {{"type": "...", ...}}; see the '
                 "tool's schema for the actions."
             )
-        payload = {**self.defaults.get(name, {}), **arguments}
-        payload.pop("type")
+        variants = tagged_variants(tool.payload_schema)
+        if variants and action not in variants:
+            return failure(
+                f"{name} has no action '{action}'; set 'type' to one of: {', '.join(variants)}."
+            )
+        schema = variants.get(action) or flatten_tagged_union(tool.payload_schema)
+        problem = _extra_arguments(name, action, schema, arguments, fixed)
+        if problem is None and "repo_path" in fixed:
+            problem = _not_a_repository(name, str(fixed["repo_path"]))
+        if problem is not None:
+            return failure(problem)
+        taken = schema.get("properties")
+        payload = {k: v for k, v in arguments.items() if k != "type"}
+        payload.update({k: v for k, v in fixed.items() if taken is None or k in taken})
         try:
             return self.runner(tool, action, payload)
         except Exception as exc:  # a runner must not take the run down
             return failure(f"{name} could not be run: {type(exc).__name__}: {exc}.")
+
+
+def _argument_names(schema: dict[str, Any]) -> set[str]:
+    """Every argument any action of a (tagged-union or plain) payload schema takes."""
+    variants = list(tagged_variants(schema).values()) or [flatten_tagged_union(schema)]
+    return {name for v in variants for name in v.get("properties", {})}
+
+
+def _fixed_phrase(names: Sequence[str]) -> str:
+    verb = "is" if len(names) == 1 else "are"
+    return f"{' and '.join(names)} {verb} set by vaultpilot to this run's vault"
+
+
+def _extra_arguments(
+    name: str,
+    action: str,
+    schema: Mapping[str, Any],
+    arguments: Mapping[str, Any],
+    fixed: Mapping[str, Any],
+) -> str | None:
+    """A message naming the arguments the action's schema does not list, or None.
+
+    The shipped tools ignore unknown fields; a model whose argument was silently dropped would
+    believe it had been used. Only a schema that says so (``additionalProperties`` true or a
+    schema) takes more, and one that lists no properties at all is not checked.
+    """
+    props = schema.get("properties")
+    extra = schema.get("additionalProperties", False)
+    if not isinstance(props, Mapping) or (extra is not False and extra is not None):
+        return None
+    unknown = [arg for arg in arguments if arg != "type" and arg not in props]
+    if not unknown:
+        return None
+    valid = [p for p in props if p != "type" and p not in fixed]
+    return (
+        f"{name} {action} does not take {', '.join(repr(a) for a in unknown)}; its arguments "
+        f"are: {', '.join(valid) or 'none besides type'}. Call it again without the others."
+    )
+
+
+def _not_a_repository(name: str, vault: str) -> str | None:
+    # git looks for a repository upwards from the folder it runs in: a vault inside a larger
+    # repository (or the home folder's) would hand the model that repository instead.
+    if os.path.lexists(os.path.join(vault, ".git")):
+        return None
+    return (
+        f"The vault is not a git repository (it has no .git folder at its top), and {name} "
+        "works on the vault's own repository only. Don't retry; tell the user, who can run "
+        "'git init' in the vault to use it."
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,10 @@ every run is stored as a conversation in memory.db.
 * ``chat``: one conversation, message after message (``--resume ID``, ``--continue`` for the
   latest, ``--list`` to list them). ``/exit`` or Ctrl-D leaves.
 * Ctrl-C during a run interrupts the run (the model stream and the running tool are
-  cancelled), not the program. Destructive steps ask y/n unless ``--yes``.
+  cancelled), not the program. Destructive steps (and git_agent's ``git_add``/``git_commit``)
+  ask y/n unless ``--yes``.
+* The process tools work on the run's vault only (``ProcessTools.for_vault``): obsidian_agent's
+  ``vault_path`` and git_agent's ``repo_path`` are the vault, whatever the model sends.
 """
 
 from __future__ import annotations
@@ -120,8 +123,9 @@ def _session(
         tools: Any = vault_tools
         if cfg.process_tools:
             register_shipped(memory)
-            defaults = {"obsidian_agent": {"vault_path": str(ws.vault)}}
-            process = ProcessTools(tuple(list_process_tools(memory)), run_process_tool, defaults)
+            # The vault of the run, never the model's choice: vault_path and repo_path are fixed.
+            registered = list_process_tools(memory)
+            process = ProcessTools.for_vault(registered, run_process_tool, ws.vault)
             tools = CombinedTools(vault_tools, process)
         agent = Agent(
             make_model(cfg),
