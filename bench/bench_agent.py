@@ -164,9 +164,7 @@ def prompt_tokens() -> dict[str, Any]:
         try:
             vault = VaultTools(ctx)
             prompt = build_system_prompt(vault.facts(date(2025, 11, 12)))
-            process = ProcessTools(
-                tuple(shipped_tools()), run_process_tool, {"obsidian_agent": {"vault_path": "."}}
-            )
+            process = ProcessTools.for_vault(shipped_tools(), run_process_tool, Path("."))
             builtin = [tool_entry(s.name, s.description, s.parameters) for s in vault.specs()]
             every = [
                 tool_entry(s.name, s.description, s.parameters)

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
+import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -59,7 +61,7 @@ from vaultpilot.cli.common import DataDirOpt, VaultOpt, console, handle_errors, 
 from vaultpilot.contract.catalog import register_shipped
 from vaultpilot.contract.orchestrator import Replied, list_process_tools, new_request, run_process
 from vaultpilot.index.background import BackgroundEmbedder
-from vaultpilot.locations import data_root, memory_db_path
+from vaultpilot.locations import DATA_DIR_ENV, data_root, memory_db_path
 from vaultpilot.memory.db import connect as connect_memory
 from vaultpilot.memory.registry import ProcessTool
 from vaultpilot.tools import open_context
@@ -86,9 +88,18 @@ _EXIT: dict[FinishReason, int] = {
 }
 
 
-def run_process_tool(tool: ProcessTool, action: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """Run a registered process tool through the contract orchestrator; a JSON result."""
-    outcome = run_process(tool.command, new_request(tool.name, action, payload))
+def run_process_tool(
+    tool: ProcessTool,
+    action: str,
+    payload: dict[str, Any],
+    *,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Run a registered process tool through the contract orchestrator; a JSON result.
+
+    ``env`` is what the child's allowlisted environment is picked from (ours when None).
+    """
+    outcome = run_process(tool.command, new_request(tool.name, action, payload), env=env)
     if not isinstance(outcome, Replied):
         return {"error": outcome.message}
     reply = outcome.response
@@ -125,7 +136,10 @@ def _session(
             register_shipped(memory)
             # The vault of the run, never the model's choice: vault_path and repo_path are fixed.
             registered = list_process_tools(memory)
-            process = ProcessTools.for_vault(registered, run_process_tool, ws.vault)
+            # The child finds the same data folder (and so the vault's write lock) as this process.
+            child_env = {**os.environ, DATA_DIR_ENV: str(data_root(data_dir))}
+            runner = functools.partial(run_process_tool, env=child_env)
+            process = ProcessTools.for_vault(registered, runner, ws.vault)
             tools = CombinedTools(vault_tools, process)
         agent = Agent(
             make_model(cfg),
