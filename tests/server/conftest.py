@@ -142,8 +142,8 @@ def free_socket() -> socket.socket:
 
 @pytest.fixture
 def live(data_dir: Path) -> Iterator[Callable[..., Live]]:
-    """``live(settings=None, vaults=..., model=None, embedder=None, **settings_fields)`` → a
-    running ``Live``."""
+    """``live(settings=None, vaults=..., model=None, embedder=None, ws_max_size=None,
+    **settings_fields)`` → a running ``Live``."""
     running: list[Live] = []
 
     def start(
@@ -153,6 +153,7 @@ def live(data_dir: Path) -> Iterator[Callable[..., Live]]:
         model: ModelClient | None = None,
         agent_config: AgentConfig | None = None,
         embedder: Callable[[], Embedder] | None = None,
+        ws_max_size: int | None = None,
         **fields: Any,
     ) -> Live:
         sock = free_socket()
@@ -164,7 +165,13 @@ def live(data_dir: Path) -> Iterator[Callable[..., Live]]:
         extra = {"embedder": embedder} if embedder is not None else {}
         app = create_app(settings, model=model, agent_config=agent_config, **extra)
         config = uvicorn.Config(
-            app, log_level="warning", ws="websockets-sansio", lifespan="on", access_log=False
+            app,
+            log_level="warning",
+            ws="websockets-sansio",
+            lifespan="on",
+            access_log=False,
+            # As `vaultpilot serve` starts it, unless a test checks the application's own limit.
+            ws_max_size=ws_max_size or settings.max_body_size,
         )
         server = uvicorn.Server(config)
         thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)

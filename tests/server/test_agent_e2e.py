@@ -172,6 +172,33 @@ def test_approval_round_trip_over_the_socket(
     )
 
 
+def test_a_run_started_over_http_is_approved_only_from_a_socket(
+    agent_server: Callable[[list[ScriptedTurn]], Live], vault: Path
+) -> None:
+    """A non-interactive client (plain HTTP) that starts a run cannot approve its steps over
+    HTTP; the person's view (a socket) can."""
+    server = agent_server([ScriptedTurn(tool_calls=[DELETE]), ScriptedTurn(text="Deleted it.")])
+
+    async def go() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        async with server.ws() as ui:
+            await recv_json(ui)
+            started = server.rpc("StartAgent", {"goal": "Delete the note"})
+            assert started["success"], started
+            await recv_until(ui, is_event("approval_required"))
+            over_http = server.rpc("ApproveToolCall", {"callId": "call_del", "approved": True})
+            assert (vault / NOTE).exists()  # still waiting
+            yes = {"callId": "call_del", "approved": True}
+            await ui.send(json.dumps(command("ApproveToolCall", yes, "a1")))
+            return over_http, await recv_until(ui, is_event("run_finished"))
+
+    over_http, frames = asyncio.run(go())
+    assert over_http["success"] is False and over_http["error"]["code"] == "request_refused"
+    assert "must be approved from the agent view" in over_http["error"]["message"]
+    assert "started over HTTP" in over_http["error"]["message"]
+    assert next(f for f in frames if is_reply("a1")(f))["success"] is True
+    assert not (vault / NOTE).exists()
+
+
 def test_a_refusal_reaches_the_model_and_nothing_changes(
     agent_server: Callable[[list[ScriptedTurn]], Live], vault: Path
 ) -> None:

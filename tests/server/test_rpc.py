@@ -14,6 +14,7 @@ from vaultpilot.errors import (
     AlreadyExistsError,
     ConfirmationRequiredError,
     ExternalError,
+    InternalError,
     InvalidArgumentError,
     NotFoundError,
     PathRefusedError,
@@ -22,6 +23,7 @@ from vaultpilot.errors import (
     StaleVersionError,
     StorageError,
     UnreadableNoteError,
+    VaultBusyError,
     VaultpilotError,
 )
 from vaultpilot.server import create_app
@@ -172,6 +174,14 @@ def test_failure_envelopes_snapshot(client: TestClient) -> None:
     bad = client.post("/rpc", json={"id": "z", "commandName": "Teleport", "timestamp": 1})
     assert bad.status_code == 400
     replies["unknown_command"] = bad.json()
+    huge = command("CreateNote", {"FilePath": "Huge.md", "Content": "x" * (4 * 1024 * 1024)})
+    too_large = client.post("/rpc", json=huge)
+    assert too_large.status_code == 413
+    replies["payload_too_large"] = too_large.json()
+    lone = b'{"id": "s", "commandName": "ReportStatus", "arguments": {"Status": "\\ud800"}}'
+    surrogate = client.post("/rpc", content=lone, headers={"Content-Type": "application/json"})
+    assert surrogate.status_code == 400
+    replies["lone_surrogate"] = surrogate.json()
     snapshot("rpc_failures", replies)
 
 
@@ -278,7 +288,9 @@ def test_the_error_mapping_covers_the_whole_tree() -> None:
         (SetupError("x"), "setup_required", 409),
         (StorageError("x"), "storage_error", 503),
         (UnreadableNoteError("x"), "unreadable_note", 422),
+        (VaultBusyError("x"), "vault_busy", 503),
         (ExternalError("x"), "external_error", 502),
+        (InternalError("x"), "internal_error", 500),
         (VaultpilotError("x"), "internal_error", 500),
     ]
     for err, code, status in cases:

@@ -1,5 +1,6 @@
 """ExecuteShell: off by default; when on, an argument list in the vault's root, bounded in time and
-output, with a scrubbed environment, and approved over the WebSocket unless allowlisted."""
+output, with an allowlisted environment, and approved over the WebSocket unless the whole
+command matches an allowlist entry; the client that asked cannot approve it itself."""
 
 from __future__ import annotations
 
@@ -11,14 +12,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from vaultpilot.errors import InvalidArgumentError, SetupError
-from vaultpilot.server.settings import ShellPolicy
+from vaultpilot.server.settings import ShellPolicy, load_settings
 from vaultpilot.server.shell import plan_command, run_plan, scrubbed_env
 
 from .conftest import Live, command, is_event, is_reply, recv_json, recv_until
 
-ON = ShellPolicy(enabled=True, allowlist=("git status", "ls", sys.executable))
+ON = ShellPolicy(
+    enabled=True,
+    allowlist=("git status", "git log --oneline -n *", "git diff **", "ls", sys.executable + " **"),
+)
 
 
 def run(policy: ShellPolicy, cmd: str | list[str], cwd: Path) -> Any:
@@ -30,13 +35,24 @@ def test_off_unless_enabled() -> None:
         plan_command(ShellPolicy(), "ls")
 
 
-def test_commands_are_argument_lists_and_the_allowlist_matches_prefixes() -> None:
-    plan = plan_command(ON, "git status --short 'a b'")
-    assert plan.argv == ("git", "status", "--short", "a b") and not plan.via_shell
-    assert plan.allowlisted
+def test_commands_are_argument_lists_matched_whole_against_the_allowlist() -> None:
+    plan = plan_command(ON, "git status")
+    assert plan.argv == ("git", "status") and not plan.via_shell and plan.allowlisted
+    # An entry is the whole command, not a prefix: no extra argument slips through.
+    assert not plan_command(ON, "git status --short 'a b'").allowlisted
+    assert plan_command(ON, "git status --short 'a b'").argv == ("git", "status", "--short", "a b")
+    assert plan_command(ON, "ls").allowlisted
+    assert not plan_command(ON, "ls /etc").allowlisted
+    assert not plan_command(ON, ["ls", "-la"]).allowlisted
     assert not plan_command(ON, "git push").allowlisted
     assert not plan_command(ON, "gitx status").allowlisted
-    assert plan_command(ON, ["ls", "-la"]).allowlisted
+    # '*' is one argument that is not an option; '**' (last) is any further arguments.
+    assert plan_command(ON, "git log --oneline -n 5").allowlisted
+    assert not plan_command(ON, "git log --oneline -n").allowlisted
+    assert not plan_command(ON, "git log --oneline -n 5 extra").allowlisted
+    assert not plan_command(ON, "git log --oneline -n --output=out.txt").allowlisted
+    assert plan_command(ON, "git diff").allowlisted
+    assert plan_command(ON, "git diff --stat HEAD~1").allowlisted
     # Shell syntax is just arguments without a shell: nothing chains.
     assert plan_command(ON, "ls; rm -rf /").argv == ("ls;", "rm", "-rf", "/")
     with pytest.raises(InvalidArgumentError, match="quotes"):
@@ -47,6 +63,15 @@ def test_commands_are_argument_lists_and_the_allowlist_matches_prefixes() -> Non
         plan_command(ON, "   ")
 
 
+@pytest.mark.parametrize(
+    ("entry", "problem"),
+    [("*", "must start with a program"), ("git ** log", "only be the last"), ("'x", "split")],
+)
+def test_bad_allowlist_entries_are_refused_when_read(entry: str, problem: str) -> None:
+    with pytest.raises(ValidationError, match=problem):
+        ShellPolicy(enabled=True, allowlist=(entry,))
+
+
 def test_a_shell_only_when_allowed_and_then_never_allowlisted() -> None:
     shell = ShellPolicy(enabled=True, allow_shell=True, allowlist=("ls",))
     plan = plan_command(shell, "ls | wc -l")
@@ -54,21 +79,40 @@ def test_a_shell_only_when_allowed_and_then_never_allowlisted() -> None:
     assert not plan.allowlisted
 
 
-def test_runs_in_the_vault_root_with_a_scrubbed_environment(
+def test_runs_in_the_vault_root_with_an_allowlisted_environment(
     vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     monkeypatch.setenv("VAULTPILOT_SERVER_KEY", "server-secret")
+    monkeypatch.setenv("DATABASE_URL", "postgres://user:pw@db/x")
     monkeypatch.setenv("HARMLESS", "1")
     code = "import os; print(os.getcwd()); print(sorted(os.environ))"
     out = run(ON, [sys.executable, "-c", code], vault)
     cwd, names = out.stdout.splitlines()
     assert Path(cwd) == vault.resolve() and out.exit_code == 0
     assert "OPENAI_API_KEY" not in names and "VAULTPILOT_SERVER_KEY" not in names
-    assert "HARMLESS" not in names and "PATH" in names
-    extra = ShellPolicy(enabled=True, env=("HARMLESS", "MY_TOKEN"))
-    monkeypatch.setenv("MY_TOKEN", "t")
-    assert scrubbed_env(extra)["HARMLESS"] == "1" and "MY_TOKEN" not in scrubbed_env(extra)
+    assert "DATABASE_URL" not in names and "HARMLESS" not in names and "PATH" in names
+    extra = ShellPolicy(enabled=True, env=("HARMLESS", "GIT_AUTHOR_NAME"))
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Ada")
+    assert scrubbed_env(extra)["HARMLESS"] == "1"
+    assert scrubbed_env(extra)["GIT_AUTHOR_NAME"] == "Ada"
+    assert "DATABASE_URL" not in scrubbed_env(extra)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["DATABASE_URL", "MY_TOKEN", "OPENAI_API_KEY", "PGPASSWORD", "SSH_AUTH_SOCK", "SENTRY_DSN",
+     "VAULTPILOT_API_KEY"],
+)  # fmt: skip
+def test_listing_a_secret_looking_variable_is_refused_not_dropped(
+    name: str, tmp_path: Path, vault: Path
+) -> None:
+    with pytest.raises(ValidationError, match="looks like a secret"):
+        ShellPolicy(enabled=True, env=(name,))
+    config = tmp_path / "config.toml"
+    config.write_text(f'[server.shell]\nenabled = true\nenv = ["HARMLESS", "{name}"]\n')
+    with pytest.raises(SetupError, match=f"'shell.env': {name} looks like a secret"):
+        load_settings(vaults=[str(vault)], config=config, env={})
 
 
 def test_exit_code_stderr_timeout_and_output_cap(vault: Path) -> None:
@@ -99,7 +143,7 @@ def test_a_missing_program_is_a_clear_error(vault: Path) -> None:
 
 @pytest.fixture
 def shell_server(live: Callable[..., Live], vault: Path) -> Live:
-    policy = ShellPolicy(enabled=True, allowlist=("ls",), approval_timeout=5)
+    policy = ShellPolicy(enabled=True, allowlist=("ls *",), approval_timeout=5)
     return live(vaults={"vault": vault}, shell=policy)
 
 
@@ -147,11 +191,67 @@ def test_unanswered_approvals_time_out(live: Callable[..., Live], vault: Path) -
     server = live(vaults={"vault": vault}, shell=ShellPolicy(enabled=True, approval_timeout=0.3))
 
     async def go() -> dict[str, Any]:
-        async with server.ws() as ws:
-            await recv_json(ws)
-            await ws.send(json.dumps(command("ExecuteShell", {"Command": "touch x"}, "x1")))
-            return (await recv_until(ws, is_reply("x1")))[-1]
+        async with server.ws() as asker, server.ws() as ui:
+            await recv_json(asker), await recv_json(ui)
+            await asker.send(json.dumps(command("ExecuteShell", {"Command": "touch x"}, "x1")))
+            return (await recv_until(asker, is_reply("x1")))[-1]
 
     reply = asyncio.run(go())
     assert "nobody answered within 0.3 s" in reply["error"]["message"]
     assert not (vault / "x").exists()
+
+
+def test_the_client_that_asked_cannot_approve_its_own_command(shell_server: Live) -> None:
+    cmd = f"{sys.executable} -c \"print('ran')\""
+
+    async def go() -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        async with shell_server.ws() as asker, shell_server.ws() as ui:
+            await recv_json(asker), await recv_json(ui)
+            await asker.send(json.dumps(command("ExecuteShell", {"Command": cmd}, "x1")))
+            call_id = (await recv_until(asker, is_event("approval_required")))[-1]["event"][
+                "call_id"
+            ]
+            answers = []
+            # The asker says yes over its own socket, then over HTTP: both refused.
+            yes = {"callId": call_id, "approved": True}
+            await asker.send(json.dumps(command("ApproveToolCall", yes, "self")))
+            answers.append((await recv_until(asker, is_reply("self")))[-1])
+            with shell_server.http() as http:
+                answers.append(http.post("/rpc", json=command("ApproveToolCall", yes)).json())
+            # Still pending: another client (the person's view) approves it, and it runs.
+            await ui.send(json.dumps(command("ApproveToolCall", yes, "a1")))
+            assert (await recv_until(ui, is_reply("a1")))[-1]["success"] is True
+            return answers, (await recv_until(asker, is_reply("x1")))[-1]
+
+    (own, over_http), reply = asyncio.run(go())
+    assert own["success"] is False and own["error"]["code"] == "request_refused"
+    assert "cannot approve its own request" in own["error"]["message"]
+    assert over_http["error"]["code"] == "request_refused"
+    assert "must be approved from the agent view" in over_http["error"]["message"]
+    assert reply["success"] and reply["result"]["Stdout"] == "ran\n"
+
+
+def test_the_asker_may_deny_its_own_command_and_alone_it_is_refused(
+    shell_server: Live, vault: Path
+) -> None:
+    async def alone() -> dict[str, Any]:
+        async with shell_server.ws() as asker:
+            await recv_json(asker)
+            await asker.send(json.dumps(command("ExecuteShell", {"Command": "touch y"}, "x1")))
+            return (await recv_until(asker, is_reply("x1")))[-1]
+
+    reply = asyncio.run(alone())
+    assert "other than the one that asked" in reply["error"]["message"]
+
+    async def deny() -> dict[str, Any]:
+        async with shell_server.ws() as asker, shell_server.ws() as ui:
+            await recv_json(asker), await recv_json(ui)
+            await asker.send(json.dumps(command("ExecuteShell", {"Command": "touch y"}, "x1")))
+            asked = (await recv_until(asker, is_event("approval_required")))[-1]["event"]
+            no = {"callId": asked["call_id"], "approved": False, "reason": "changed my mind"}
+            await asker.send(json.dumps(command("ApproveToolCall", no, "n1")))
+            return (await recv_until(asker, is_reply("x1")))[-1]
+
+    denied = asyncio.run(deny())
+    assert "was not approved (changed my mind)" in denied["error"]["message"]
+    assert not (vault / "y").exists()

@@ -152,6 +152,9 @@ def register(app: typer.Typer) -> None:
             access_log=False,
             proxy_headers=False,
             server_header=False,
+            # A larger WebSocket message is refused (close 1009) before it is buffered; HTTP
+            # bodies are bounded by the application itself (server.limits).
+            ws_max_size=settings.max_body_size,
         )
         try:
             uvicorn.Server(config_).run(sockets=[sock])

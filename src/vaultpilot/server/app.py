@@ -8,6 +8,10 @@ Routes (every one behind ``SecurityMiddleware``: loopback Host, own Origin, the 
   the command's arguments as the body; ``POST /agent/<command>``: StartAgent, InterruptAgent,
   ToolOverride, ApproveToolCall. Same code as ``/rpc``; failures use the HTTP status of their
   error code (``envelope.ERROR_TABLE``).
+* Every HTTP body is at most ``max_body_size`` bytes (413 ``payload_too_large``, refused while
+  it is read) and must be UTF-8 text without lone surrogates (400); see ``limits``. A
+  ``vault_busy`` failure carries ``Retry-After``; a bug is a 500 ``internal_error`` whose
+  traceback goes to the log, never to the client (``envelope.error_reply``).
 * ``GET /vaults``: the configured vaults, with their semantic-search coverage and the state of
   their background embedding.
 * ``GET /openapi.json``: the OpenAPI document (key required; there is no docs page, since a
@@ -52,12 +56,14 @@ from vaultpilot.server.auth import SecurityMiddleware
 from vaultpilot.server.envelope import (
     Envelope,
     ErrorCode,
-    error_for,
+    error_reply,
     failure,
     internal_failure,
+    retry_headers,
     success,
 )
 from vaultpilot.server.keyfile import KeyStore, ensure_key
+from vaultpilot.server.limits import BodyLimitMiddleware, too_large_message
 from vaultpilot.server.openapi import describe
 from vaultpilot.server.rpc import dispatch, dispatch_text, execute
 from vaultpilot.server.runs import Runs
@@ -85,7 +91,7 @@ _AGENT_RESULTS: dict[str, type[BaseModel]] = {
     "ToolOverride": m.ToolOverrideResult,
     "ApproveToolCall": m.ApproveToolCallResult,
 }
-_ERROR_STATUSES = (400, 401, 403, 404, 409, 422, 502, 503)
+_ERROR_STATUSES = (400, 401, 403, 404, 409, 413, 422, 500, 502, 503)
 
 
 def _tool_request_model(name: str) -> type[BaseModel]:
@@ -147,19 +153,26 @@ def _validation_reply(request: Request, exc: RequestValidationError) -> JSONResp
     return JSONResponse(reply, status_code=400)
 
 
-def _install_error_handlers(app: FastAPI) -> None:
+def _install_error_handlers(app: FastAPI, *, max_body: int) -> None:
     @app.exception_handler(RequestValidationError)
     async def on_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         return _validation_reply(request, exc)
 
     @app.exception_handler(StarletteHTTPException)
     async def on_http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code: ErrorCode = "not_found" if exc.status_code == 404 else "invalid_argument"
-        message = (
-            f"No route {request.method} {request.url.path}; see /openapi.json."
-            if exc.status_code == 404
-            else f"{request.method} is not allowed on {request.url.path}: {exc.detail}."
-        )
+        code: ErrorCode = "invalid_argument"
+        if exc.status_code == 404:
+            code, message = "not_found", f"No route {request.method} {request.url.path}; see "
+            message += "/openapi.json."
+        elif exc.status_code == 405:
+            message = f"{request.method} is not allowed on {request.url.path}: {exc.detail}."
+        elif exc.status_code == 413:
+            code, message = "payload_too_large", too_large_message(max_body)
+        else:  # FastAPI's own 400: a body it could not parse (e.g. nested too deeply)
+            message = (
+                f"The request to {request.url.path} could not be read ({exc.detail}); send one "
+                "JSON object, nested at most a few levels."
+            )
         return JSONResponse(
             failure(None, None, code, message),
             status_code=exc.status_code,
@@ -170,6 +183,12 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def on_bug(request: Request, exc: Exception) -> JSONResponse:
         log.error("unhandled error on %s", request.url.path, exc_info=exc)
         return JSONResponse(internal_failure(None, None, exc), status_code=500)
+
+
+def _reply(envelope: dict[str, Any], status: int = 200) -> JSONResponse:
+    error = envelope.get("error")
+    headers = retry_headers(error["code"]) if error else None
+    return JSONResponse(envelope, status_code=status, headers=headers)
 
 
 def _command_route(
@@ -185,8 +204,10 @@ def _command_route(
         try:
             result = await execute(state, name, body, None)
         except VaultpilotError as err:
-            code, status = error_for(err)
-            return JSONResponse(failure(None, name, code, err.message), status_code=status)
+            return _reply(*error_reply(None, name, err))
+        except Exception as exc:  # a bug: logged with its traceback, answered without it
+            log.exception("command %s failed", name)
+            return _reply(internal_failure(None, name, exc), 500)
         return JSONResponse(success(None, name, result))
 
     # FastAPI reads the body's type from the signature; each route gets its own model.
@@ -223,7 +244,7 @@ async def _embedding_info(vault: VaultHandle) -> m.EmbeddingInfo:
 def _routes(app: FastAPI, state: ServerState) -> None:
     rpc_errors: dict[int | str, dict[str, Any]] = {
         s: {"model": Envelope[None], "description": "Refused; see error.code."}
-        for s in (400, 401, 403)
+        for s in (400, 401, 403, 413)
     }
 
     @app.post(
@@ -235,7 +256,7 @@ def _routes(app: FastAPI, state: ServerState) -> None:
     )
     async def rpc(command: m.ToolCommand) -> JSONResponse:
         """Any command by name; the reply's ``success`` says whether it succeeded."""
-        return JSONResponse(await dispatch(state, command, None))
+        return _reply(await dispatch(state, command, None))
 
     for name in m.ACS_TOOLS:
         _command_route(
@@ -278,6 +299,7 @@ def _routes(app: FastAPI, state: ServerState) -> None:
             dispatch=run_frame,
             hello=hello,
             queue_size=state.settings.subscriber_queue,
+            max_message=state.settings.max_body_size,
         )
 
 
@@ -298,7 +320,12 @@ def create_app(
     key, _ = ensure_key(settings.key_path)
     keys = KeyStore(settings.key_path, key)
     hub = Hub()
-    vaults = Vaults(settings.vaults, settings.index_db, embedder=functools.cache(embedder))
+    vaults = Vaults(
+        settings.vaults,
+        settings.index_db,
+        embedder=functools.cache(embedder),
+        lock_wait=settings.write_lock_wait,
+    )
     runs = Runs(settings=settings, hub=hub, key=keys.current, model=model, config=agent_config)
     state = ServerState(settings, keys, hub, vaults, runs, ApprovalBroker(hub))
 
@@ -328,12 +355,15 @@ def create_app(
         openapi_url="/openapi.json",
         lifespan=lifespan,
     )
-    _install_error_handlers(app)
+    _install_error_handlers(app, max_body=settings.max_body_size)
     _routes(app, state)
     describe(app)
     hosts = {settings.host.lower()}
     if settings.allow_remote and not is_loopback(settings.host):
         hosts.add("*" if settings.host in ("0.0.0.0", "::") else settings.host)  # noqa: S104
+    # Added first, so it runs inside SecurityMiddleware: a request without the key is refused
+    # before its body is read at all.
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_size)
     app.add_middleware(
         SecurityMiddleware,
         keys=keys,

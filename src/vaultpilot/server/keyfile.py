@@ -55,7 +55,11 @@ def keys_match(given: str | None, expected: str) -> bool:
     """Constant-time comparison of a presented key with the key in force."""
     if not given:
         return False
-    return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
+    try:
+        presented = given.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate is no key (and must not crash the check)
+        return False
+    return hmac.compare_digest(presented, expected.encode("utf-8"))
 
 
 def read_key(path: Path) -> str:

@@ -6,8 +6,12 @@ per-command REST routes and ``/ws`` all end here, so a command behaves the same 
 
 Arguments are validated by the command's model (``models.ARGUMENT_MODELS``); the three vault
 tools validate their own (``vaultpilot.tools.registry``), after ``VaultID`` is taken out.
-Failures become envelope errors through ``envelope.error_for``; a validation problem is an
-``invalid_argument`` error naming each bad argument and what is valid.
+Failures become envelope errors through ``envelope.error_reply`` (which logs internal errors
+with their traceback); a validation problem is an ``invalid_argument`` error naming each bad
+argument and what is valid. A WebSocket frame holding a lone surrogate is answered with
+``invalid_argument`` before it is decoded (``limits.text_problem``). The sending client
+(``sub``, None over HTTP) goes with each command, so approvals can refuse a client approving its
+own request (see ``approvals``).
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from pydantic import BaseModel, ValidationError
 
 from vaultpilot.errors import InvalidArgumentError, NotFoundError, RequestError, VaultpilotError
 from vaultpilot.server.context import StatusRecord, build_vault_context
-from vaultpilot.server.envelope import error_for, failure, internal_failure, success
+from vaultpilot.server.envelope import error_reply, failure, internal_failure, success
+from vaultpilot.server.limits import text_problem
 from vaultpilot.server.models import (
     AGENT_TOOLS,
     ARGUMENT_MODELS,
@@ -97,7 +102,7 @@ async def _get_vault_context(
 
 
 async def _execute_shell(
-    state: ServerState, args: ExecuteShellArgs, _sub: Subscriber | None
+    state: ServerState, args: ExecuteShellArgs, sub: Subscriber | None
 ) -> dict[str, Any]:
     vault = state.vaults.get(args.vault_id)
     policy = state.settings.shell
@@ -110,6 +115,7 @@ async def _execute_shell(
             reason=f"Run `{plan.display}` in the vault '{vault.vault_id}'? It is not on the "
             "shell allowlist.",
             timeout=policy.approval_timeout,
+            asker=sub,
         )
         if not answer.approved:
             raise RequestError(
@@ -187,10 +193,10 @@ async def _report_status(
 
 
 async def _start_agent(
-    state: ServerState, args: StartAgentArgs, _sub: Subscriber | None
+    state: ServerState, args: StartAgentArgs, sub: Subscriber | None
 ) -> dict[str, Any]:
     vault = state.vaults.get(args.vault_id)
-    record = await state.runs.start(vault, args.goal)
+    record = await state.runs.start(vault, args.goal, started_by=sub)
     return {
         "runId": record.run_id,
         "vaultId": vault.vault_id,
@@ -248,12 +254,12 @@ async def _tool_override(
 
 
 async def _approve(
-    state: ServerState, args: ApproveToolCallArgs, _sub: Subscriber | None
+    state: ServerState, args: ApproveToolCallArgs, sub: Subscriber | None
 ) -> dict[str, Any]:
     call_id = args.call_id
     if not (
-        state.approvals.answer(call_id, args.approved, args.reason)
-        or state.runs.approve(call_id, args.approved, args.reason)
+        state.approvals.answer(call_id, args.approved, args.reason, by=sub)
+        or state.runs.approve(call_id, args.approved, args.reason, by=sub)
     ):
         waiting = ", ".join([*state.approvals.pending(), *state.runs.awaiting()]) or "none"
         raise NotFoundError(
@@ -317,8 +323,7 @@ async def dispatch(
     try:
         result = await execute(state, command.commandName, command.arguments, sub)
     except VaultpilotError as err:
-        code, _ = error_for(err)
-        return failure(command.id, command.commandName, code, err.message)
+        return error_reply(command.id, command.commandName, err)[0]
     except Exception as exc:
         log.exception("command %s failed", command.commandName)
         return internal_failure(command.id, command.commandName, exc)
@@ -341,6 +346,9 @@ def parse_command(data: Any) -> ToolCommand:
 
 async def dispatch_text(state: ServerState, text: str, sub: Subscriber | None) -> dict[str, Any]:
     """Decode, validate and run one WebSocket frame; returns its envelope."""
+    problem = text_problem(text)
+    if problem is not None:  # answered here, so the socket stays open (see ``limits``)
+        return failure(None, None, "invalid_argument", problem)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -19,7 +19,10 @@ run ends when its agent reports a final status (``done``, ``error``, ``stopped``
 process exits, or it is interrupted with ``force``.
 
 ``Runs`` tracks, per run, the calls announced and not yet answered (for ToolOverride), the calls
-waiting for approval (for ApproveToolCall) and the notes the run named (``activeFiles``).
+waiting for approval (for ApproveToolCall), the notes the run named (``activeFiles``) and the
+client that started it: a run started over plain HTTP (a non-interactive client) has its steps
+approved only from a WebSocket client, never over HTTP; a run started from a socket may be
+approved from that socket too (see ``approvals`` for why).
 """
 
 from __future__ import annotations
@@ -42,11 +45,12 @@ from vaultpilot.agent.model import ModelClient
 from vaultpilot.agent.prompt import build_system_prompt
 from vaultpilot.agent.vault_tools import VaultTools
 from vaultpilot.errors import InvalidArgumentError, NotFoundError, RequestError, SetupError
+from vaultpilot.server.approvals import approver_problem
 from vaultpilot.server.keyfile import KEY_ENV
 from vaultpilot.server.settings import ServerSettings, ShellPolicy
 from vaultpilot.server.shell import scrubbed_env
 from vaultpilot.server.vaults import VaultHandle
-from vaultpilot.server.ws import Hub
+from vaultpilot.server.ws import Hub, Subscriber
 
 __all__ = ["FINAL_STATUSES", "SERVER_URL_ENV", "RunRecord", "Runs"]
 
@@ -70,6 +74,7 @@ class RunRecord:
     awaiting: set[str] = field(default_factory=set)  # call ids waiting for approval
     files: list[str] = field(default_factory=list)
     active: bool = True
+    started_by: Subscriber | None = None  # the socket that sent StartAgent; None: over HTTP
 
     def note_files(self, arguments: dict[str, Any] | None) -> None:
         for key in _FILE_ARGS:
@@ -118,7 +123,9 @@ class Runs:
         return [r for r in self._by_vault.values() if r.active]
 
     # ----- StartAgent
-    async def start(self, vault: VaultHandle, goal: str) -> RunRecord:
+    async def start(
+        self, vault: VaultHandle, goal: str, *, started_by: Subscriber | None = None
+    ) -> RunRecord:
         current = self._by_vault.get(vault.vault_id)
         if current is not None and current.active:
             raise RequestError(
@@ -127,7 +134,7 @@ class Runs:
             )
         run_id = f"run-{uuid.uuid4().hex[:12]}"
         if self._settings.agent.command or self._hub.count("agent"):
-            record = RunRecord(run_id, vault.vault_id, goal, "external")
+            record = RunRecord(run_id, vault.vault_id, goal, "external", started_by=started_by)
             self._by_vault[vault.vault_id] = record
             self._hub.publish(
                 {
@@ -144,7 +151,9 @@ class Runs:
         if self._model is None:
             raise SetupError(self._no_model)
         agent = await asyncio.to_thread(self._build_agent, vault, self._model)
-        record = RunRecord(run_id, vault.vault_id, goal, "builtin", controls=RunControls())
+        record = RunRecord(
+            run_id, vault.vault_id, goal, "builtin", controls=RunControls(), started_by=started_by
+        )
         self._by_vault[vault.vault_id] = record
         record.task = asyncio.create_task(self._drive(record, agent, vault))
         return record
@@ -332,10 +341,21 @@ class Runs:
             role="agent",
         )
 
-    def approve(self, call_id: str, approved: bool, reason: str | None) -> bool:
-        """Answer a built-in run's approval; False when no run waits on ``call_id``."""
+    def approve(
+        self, call_id: str, approved: bool, reason: str | None, *, by: Subscriber | None
+    ) -> bool:
+        """Answer a built-in run's approval; False when no run waits on ``call_id``.
+        RequestError when ``by`` may not approve a step of a run started over HTTP."""
         for record in self.active():
             if call_id in record.awaiting and record.controls is not None:
+                if approved and record.started_by is None:
+                    problem = approver_problem(
+                        asked_by=None,
+                        answered_by=by,
+                        what=f"Call '{call_id}' of run {record.run_id} (started over HTTP)",
+                    )
+                    if problem is not None:
+                        raise RequestError(problem)
                 if approved:
                     record.controls.approve(call_id)
                 else:

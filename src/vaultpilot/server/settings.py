@@ -13,6 +13,8 @@ reads its ``[server]`` table::
     allowed_origins = ["app://obsidian.md"]   # browser origins allowed besides the server's own
     background_embedding = true     # embed new and changed notes for semantic search as they sync
     rescan_interval = 30.0          # seconds between two looks for notes changed outside (Obsidian)
+    max_body_size = 4194304         # bytes: the largest HTTP body or WebSocket message accepted
+    write_lock_wait = 10.0          # seconds a write waits while another process writes the vault
 
     [server.vaults]                 # VaultID = folder; --vault ID=PATH (repeatable) replaces these
     notes = "~/Notes"
@@ -20,7 +22,7 @@ reads its ``[server]`` table::
     [server.shell]                  # ExecuteShell; off unless enabled
     enabled = false
     allow_shell = false             # run the command through /bin/sh -c (else an argument list)
-    allowlist = ["git status", "ls"]    # argv prefixes that run without asking for approval
+    allowlist = ["git status", "git log --oneline -n *", "ls"]   # run without approval
     timeout = 30.0                  # seconds, then the process group is killed
     max_output = 65536              # bytes kept of stdout and of stderr each
     approval_timeout = 120.0        # seconds to wait for someone to approve
@@ -28,6 +30,22 @@ reads its ``[server]`` table::
 
     [server.agent]
     command = ["python", "my_agent.py"]   # an external agent spawned on StartAgent (optional)
+
+An ``allowlist`` entry is a whole command line, split like a shell line, that an argument list
+must match argument by argument (see ``shell``): ``"git status"`` allows exactly ``git status``;
+``*`` stands for one argument that is not an option (does not start with ``-``), and ``**`` as
+the last word for any further arguments, options included (``"git log **"`` allows every
+``git log``, so use it knowingly). ``env`` is the only way a variable of the server's
+environment reaches a command besides ``PATH``, ``HOME``, the locale, ``TZ``, ``USER``,
+``LOGNAME`` and ``TMPDIR`` (an allowlist: nothing else passes, whatever its name). A listed name
+that looks like a secret (a word ``KEY``, ``AUTH``, ``PASS``, ``PWD``, ``DSN``…, or ``TOKEN``,
+``SECRET``, ``PASSWORD``, ``CREDENTIAL``, ``PRIVATE``, ``SESSION``, ``COOKIE``, ``DATABASE_URL``
+anywhere, or a ``VAULTPILOT_`` name; see ``secret_looking``) is refused when the settings are
+read rather than dropped in silence, so a secret never passes by mistake and a config that asks
+for one says so at once: give such a value to the command another way.
+
+``max_body_size`` bounds what one client request may carry (HTTP body and WebSocket message); a
+larger one is refused with 413 ``payload_too_large`` before it is read into memory.
 
 ``load_settings`` raises ``SetupError`` with one line saying what to fix (an unreadable config,
 an unknown key, a vault folder that does not exist, a non-loopback host without
@@ -39,39 +57,72 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+import shlex
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from vaultpilot.agent.config import CONFIG_ENV
 from vaultpilot.agent.config import config_path as agent_config_path
 from vaultpilot.errors import SetupError
 from vaultpilot.locations import VAULT_ENV, data_root
+from vaultpilot.vault.lock import DEFAULT_WAIT
 
 __all__ = [
     "CONFIG_ENV",
+    "DEFAULT_MAX_BODY",
     "DEFAULT_PORT",
     "HOST_ENV",
     "PORT_ENV",
+    "SECRET_PARTS",
+    "SECRET_WORDS",
     "AgentSettings",
     "ServerSettings",
     "ShellPolicy",
     "is_loopback",
     "load_settings",
     "parse_vault_spec",
+    "secret_looking",
 ]
 
 DEFAULT_PORT = 34700
 HOST_ENV = "VAULTPILOT_HOST"
 PORT_ENV = "VAULTPILOT_PORT"
 _VAULT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+DEFAULT_MAX_BODY = 4 * 1024 * 1024
+# A name looks like a secret when one of its words (split at '_', '-' and '.') is one of
+# SECRET_WORDS, or when it contains one of SECRET_PARTS anywhere ("GITHUB_TOKEN", "MYAPIKEY",
+# "DATABASE_URL"). Whole words for the short ones, so GIT_AUTHOR_NAME or KEYBOARD stay harmless.
+SECRET_WORDS = frozenset({"KEY", "KEYS", "AUTH", "PASS", "PWD", "DSN", "PIN", "OTP"})
+SECRET_PARTS = (
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "CREDENTIAL",
+    "PRIVATE",
+    "SESSION",
+    "COOKIE",
+    "APIKEY",
+    "ACCESSKEY",
+    "DATABASE_URL",
+)
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def secret_looking(name: str) -> bool:
+    """Whether an environment variable's name suggests it holds a secret (see SECRET_WORDS)."""
+    upper = name.upper()
+    if upper.startswith("VAULTPILOT_") or any(part in upper for part in SECRET_PARTS):
+        return True
+    return any(word in SECRET_WORDS for word in re.split(r"[_.\-]+", upper))
 
 
 class ShellPolicy(_Strict):
@@ -84,6 +135,33 @@ class ShellPolicy(_Strict):
     max_output: int = Field(65_536, ge=1024, le=16 * 1024 * 1024)
     approval_timeout: float = Field(120.0, gt=0, le=3600)
     env: tuple[str, ...] = ()
+
+    @field_validator("allowlist")
+    @classmethod
+    def _entries_split(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in value:
+            try:
+                words = shlex.split(entry)
+            except ValueError as exc:
+                raise ValueError(f"allowlist entry {entry!r} cannot be split ({exc})") from None
+            if not words or words[0] in ("*", "**"):
+                raise ValueError(
+                    f"allowlist entry {entry!r} must start with a program name, e.g. 'git status'"
+                )
+            if "**" in words[:-1]:
+                raise ValueError(f"allowlist entry {entry!r}: '**' may only be the last word")
+        return value
+
+    @field_validator("env")
+    @classmethod
+    def _no_secrets(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        secret = [name for name in value if secret_looking(name)]
+        if secret:
+            raise ValueError(
+                f"{', '.join(secret)} looks like a secret, and ExecuteShell never passes secrets "
+                "to commands; remove it from env (a command that needs it must get it another way)"
+            )
+        return value
 
 
 class AgentSettings(_Strict):
@@ -107,6 +185,8 @@ class ServerSettings(_Strict):
     subscriber_queue: int = Field(4096, ge=16)
     background_embedding: bool = True
     rescan_interval: float = Field(30.0, gt=0, le=86400)
+    max_body_size: int = Field(DEFAULT_MAX_BODY, ge=1024, le=1024 * 1024 * 1024)
+    write_lock_wait: float = Field(DEFAULT_WAIT, ge=0, le=600)
 
     @property
     def key_path(self) -> Path:
@@ -130,6 +210,8 @@ class _ConfigFile(_Strict):
     allowed_origins: tuple[str, ...] = ()
     background_embedding: bool = True
     rescan_interval: float = Field(30.0, ge=1, le=86400)
+    max_body_size: int = Field(DEFAULT_MAX_BODY, ge=1024, le=1024 * 1024 * 1024)
+    write_lock_wait: float = Field(DEFAULT_WAIT, ge=0, le=600)
     vaults: dict[str, str] = Field(default_factory=dict)
     shell: ShellPolicy = Field(default_factory=ShellPolicy)
     agent: AgentSettings = Field(default_factory=AgentSettings)
@@ -198,7 +280,8 @@ def _read_config(path: Path) -> _ConfigFile:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"])
         raise SetupError(
-            f"The config file {path} has a bad [server] setting '{where}': {first['msg']}."
+            f"The config file {path} has a bad [server] setting '{where}': "
+            f"{str(first['msg']).removeprefix('Value error, ')}."
         ) from None
 
 
@@ -275,4 +358,6 @@ def load_settings(
             file.background_embedding if background_embedding is None else background_embedding
         ),
         rescan_interval=file.rescan_interval,
+        max_body_size=file.max_body_size,
+        write_lock_wait=file.write_lock_wait,
     )

@@ -6,14 +6,23 @@ Contract:
   ``ShellPlan``. It refuses (``SetupError``) when shell execution is off (the default). A string
   is split like a POSIX shell (``shlex``) into an argument list and run without a shell; with
   ``allow_shell`` it runs through ``/bin/sh -c`` instead. A list is the argument list itself.
-* ``ShellPlan.allowlisted`` is true when the argument list starts with one of the policy's
-  allowlist entries (each split the same way: ``"git status"`` allows ``git status --short``
-  but not ``git push``). A command run through ``/bin/sh`` is never allowlisted, since a shell
-  line can do anything after its first word. Commands that are not allowlisted must be approved
-  (the caller's business: see ``approvals``).
+* ``ShellPlan.allowlisted`` is true when the argument list matches one of the policy's
+  allowlist entries as a whole (``allowlist_match``). Each entry is split like the command and
+  compared argument by argument: a word matches itself only; ``*`` matches exactly one argument
+  that is not an option (does not start with ``-``); ``**``, only as the last word, matches any
+  further arguments, options included. So ``"git status"`` allows exactly ``git status`` (not
+  ``git status --porcelain``, not ``git push``), ``"ls"`` allows ``ls`` but not ``ls /etc``,
+  ``"git log --oneline -n *"`` allows ``git log --oneline -n 5`` but not
+  ``git log --oneline -n --output=x``, and ``"git diff **"`` allows any ``git diff``. Options
+  are never matched by ``*`` because an option can change what a harmless command does
+  (``git log --output=FILE`` writes a file). A command run through ``/bin/sh`` is never
+  allowlisted, since a shell line can do anything after its first word. Commands that are not
+  allowlisted must be approved (the caller's business: see ``approvals``).
 * ``run_plan(plan, cwd=..., policy=...)`` runs it in its own process group with a scrubbed
-  environment (``scrubbed_env``: ``PATH``, ``HOME``, locale, ``TZ``, and the names the policy
-  lists, never one that looks like a secret), stdin closed, stdout and stderr each capped at
+  environment (``scrubbed_env``: an allowlist of ``PATH``, ``HOME``, locale, ``TZ``, ``USER``,
+  ``LOGNAME``, ``TMPDIR`` and the names the policy lists; nothing else passes, and the policy
+  refuses to list a name that looks like a secret, see ``settings``), stdin closed, stdout and
+  stderr each capped at
   ``max_output`` bytes (the rest is read and dropped, so the child never blocks), and kills the
   whole group at ``timeout`` (``ExitCode`` 124, ``TimedOut``). A program that cannot be found
   or started is a ``NotFoundError``/``ExternalError`` with its name.
@@ -33,10 +42,16 @@ from pathlib import Path
 from vaultpilot.errors import ExternalError, InvalidArgumentError, NotFoundError, SetupError
 from vaultpilot.server.settings import ShellPolicy
 
-__all__ = ["ShellOutcome", "ShellPlan", "plan_command", "run_plan", "scrubbed_env"]
+__all__ = [
+    "ShellOutcome",
+    "ShellPlan",
+    "allowlist_match",
+    "plan_command",
+    "run_plan",
+    "scrubbed_env",
+]
 
 _BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME", "TMPDIR")
-_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
 _DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 _CHUNK = 65_536
 TIMEOUT_EXIT = 124
@@ -69,6 +84,23 @@ def _split(text: str) -> list[str]:
         ) from None
 
 
+def allowlist_match(entry: str, argv: Sequence[str]) -> bool:
+    """Whether ``argv`` matches the allowlist ``entry`` as a whole (see the module)."""
+    pattern = _split(entry)
+    for i, word in enumerate(pattern):
+        if word == "**" and i == len(pattern) - 1:
+            return len(argv) >= i
+        if i >= len(argv):
+            return False
+        arg = argv[i]
+        if word == "*":
+            if arg.startswith("-"):
+                return False
+        elif arg != word:
+            return False
+    return len(argv) == len(pattern)
+
+
 def plan_command(policy: ShellPolicy, command: str | Sequence[str]) -> ShellPlan:
     """Check ``command`` against ``policy`` (see the module)."""
     if not policy.enabled:
@@ -93,20 +125,15 @@ def plan_command(policy: ShellPolicy, command: str | Sequence[str]) -> ShellPlan
             )
         if any("\x00" in a for a in argv):
             raise InvalidArgumentError("Command contains a NUL character.")
-    allowed = any(
-        (prefix := _split(entry)) and argv[: len(prefix)] == prefix for entry in policy.allowlist
-    )
+    allowed = any(allowlist_match(entry, argv) for entry in policy.allowlist)
     return ShellPlan(tuple(argv), shlex.join(argv), False, allowed)
 
 
 def scrubbed_env(policy: ShellPolicy, source: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The child's environment: a few harmless variables, never a secret (see the module)."""
+    """The child's environment: the allowlisted variables only (see the module)."""
     source = os.environ if source is None else source
     env: dict[str, str] = {}
     for name in (*_BASE_ENV, *policy.env):
-        upper = name.upper()
-        if any(word in upper for word in _SECRET_WORDS) or name.startswith("VAULTPILOT_"):
-            continue
         if name in source:
             env[name] = source[name]
     env.setdefault("PATH", _DEFAULT_PATH)

@@ -11,6 +11,9 @@ Contract:
   closed by ``close``.
 * ``VaultHandle.open_run_context()`` opens a second, private context for an agent run (its own
   connection; SQLite's WAL mode lets it read while the server's context writes).
+* Writes take the vault's write lock, shared with every other vaultpilot process; a write waits
+  at most ``lock_wait`` seconds (``write_lock_wait`` in ``[server]``) for another process to
+  finish, then fails with ``VaultBusyError`` (answered ``vault_busy``, retryable).
 * Every context of a vault shares one ``Semantic`` (the embedder, loaded once, and the vector
   cache), so ``semantic_search`` ranks by meaning as soon as chunks are embedded.
 * ``start_embedding()`` starts the vault's ``BackgroundEmbedder`` (its own connection); ``call``
@@ -39,6 +42,7 @@ from vaultpilot.index.semantic import EmbeddingStatus, embedding_status, select_
 from vaultpilot.index.vectors import VectorCache
 from vaultpilot.tools import ToolContext, open_context
 from vaultpilot.tools.semantic import Semantic
+from vaultpilot.vault.lock import DEFAULT_WAIT
 
 __all__ = ["VaultHandle", "Vaults"]
 
@@ -57,6 +61,7 @@ class VaultHandle:
     db_path: Path
     semantic: Semantic = field(default_factory=Semantic)
     background: BackgroundEmbedder | None = None
+    lock_wait: float = DEFAULT_WAIT  # seconds a write waits for another process's write lock
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ctx: ToolContext | None = None
     # A read-only connection of its own for coverage counts (~20 ms at 50k chunks), so status
@@ -75,7 +80,9 @@ class VaultHandle:
 
     def _context(self) -> ToolContext:
         if self._ctx is None:
-            self._ctx = open_context(self.root, self.db_path, semantic=self.semantic)
+            self._ctx = open_context(
+                self.root, self.db_path, semantic=self.semantic, lock_wait=self.lock_wait
+            )
         return self._ctx
 
     def open(self) -> None:
@@ -96,7 +103,9 @@ class VaultHandle:
 
     def open_run_context(self) -> ToolContext:
         """A private context for one agent run; the caller closes ``ctx.conn``."""
-        return open_context(self.root, self.db_path, semantic=self.semantic)
+        return open_context(
+            self.root, self.db_path, semantic=self.semantic, lock_wait=self.lock_wait
+        )
 
     def start_embedding(self, *, poll: float = 30.0) -> None:
         """Keep the vectors up to date from a background thread (see the module doc); every
@@ -151,6 +160,7 @@ class Vaults:
         db_path: Callable[[str], Path],
         *,
         embedder: Callable[[], Embedder] = select_embedder,
+        lock_wait: float = DEFAULT_WAIT,
     ) -> None:
         self._by_id = {
             vid: VaultHandle(
@@ -158,6 +168,7 @@ class Vaults:
                 root,
                 db_path(vid),
                 Semantic(load=embedder, cache=VectorCache(min_interval=_RELOAD_INTERVAL)),
+                lock_wait=lock_wait,
             )
             for vid, root in vaults.items()
         }

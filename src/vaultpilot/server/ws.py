@@ -16,6 +16,12 @@ subscriber (role ``ui``) once authenticated; ``Subscribe {role: "agent"}`` also 
 receive UI commands. A socket whose handshake carried no key must send ``Authenticate {key}``
 first; anything else, a wrong key or nothing within ``AUTH_TIMEOUT_S`` closes it with 4401.
 
+A text message over ``max_message`` bytes (the ``max_body_size`` setting) is answered with a
+``payload_too_large`` reply and not run; uvicorn, started with ``ws_max_size`` at the same
+limit, closes a socket sending one with 1009 ("message too big") before buffering it. A frame
+that is not valid text (a lone surrogate escape) gets an ``invalid_argument`` reply; in every
+case the socket stays open for the next command.
+
 Each subscriber has a bounded queue. ``Hub.publish`` serialises a frame once and offers it to
 every queue without waiting; a subscriber whose queue is full is dropped and its socket closed
 with 1013 ("too slow"), so one stalled client never holds up the rest or grows memory, and a
@@ -35,8 +41,9 @@ from typing import Any, Literal
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from vaultpilot.server.auth import ws_auth_state, ws_subprotocol
-from vaultpilot.server.envelope import failure
+from vaultpilot.server.envelope import ErrorCode, failure
 from vaultpilot.server.keyfile import KeyStore
+from vaultpilot.server.limits import too_large_message
 
 __all__ = ["AUTH_TIMEOUT_S", "CLOSE_TOO_SLOW", "CLOSE_UNAUTHORIZED", "Hub", "Subscriber", "serve"]
 
@@ -48,13 +55,18 @@ _MAX_IN_FLIGHT = 64
 Role = Literal["ui", "agent"]
 
 
+_client_ids = itertools.count(1)
+
+
 class Subscriber:
-    """One connected socket's outgoing queue and role."""
+    """One connected socket's outgoing queue and role; the object itself is the client's
+    identity (``client_id`` names it in logs and messages), so approvals can tell clients apart."""
 
     def __init__(self, maxsize: int) -> None:
         self.queue: asyncio.Queue[str] = asyncio.Queue(maxsize)
         self.role: Role = "ui"
         self.dropped = asyncio.Event()
+        self.client_id = f"ws-{next(_client_ids)}"
 
     def offer(self, text: str) -> bool:
         """Queue a frame; False (and ``dropped`` set) when the queue is full."""
@@ -82,8 +94,11 @@ class Hub:
     def remove(self, sub: Subscriber) -> None:
         self._subscribers.discard(sub)
 
-    def count(self, role: Role | None = None) -> int:
-        return sum(1 for s in self._subscribers if role is None or s.role == role)
+    def count(self, role: Role | None = None, *, besides: Subscriber | None = None) -> int:
+        """How many subscribers (of ``role``) there are, not counting ``besides``."""
+        return sum(
+            1 for s in self._subscribers if (role is None or s.role == role) and s is not besides
+        )
 
     def publish(self, frame: dict[str, Any], *, role: Role | None = None) -> int:
         """Send ``frame`` (given a ``seq``) to every subscriber (of ``role``); returns how many."""
@@ -146,7 +161,11 @@ async def _send_loop(ws: WebSocket, sub: Subscriber) -> None:
         await ws.send_text(text)
 
 
-async def _read_loop(ws: WebSocket, sub: Subscriber, dispatch: Dispatch) -> None:
+def _refuse(sub: Subscriber, code: ErrorCode, message: str) -> None:
+    sub.send({"type": "reply", **failure(None, None, code, message)})
+
+
+async def _read_loop(ws: WebSocket, sub: Subscriber, dispatch: Dispatch, max_message: int) -> None:
     in_flight: set[asyncio.Task[None]] = set()
 
     async def handle(text: str) -> None:
@@ -164,30 +183,19 @@ async def _read_loop(ws: WebSocket, sub: Subscriber, dispatch: Dispatch) -> None
                 return
             text = message.get("text")
             if text is None:
-                sub.send(
-                    {
-                        "type": "reply",
-                        **failure(
-                            None,
-                            None,
-                            "invalid_argument",
-                            "Send commands as JSON text frames, not binary.",
-                        ),
-                    }
-                )
+                _refuse(sub, "invalid_argument", "Send commands as JSON text frames, not binary.")
+                continue
+            # Characters before bytes: a UTF-8 character is at most 4 bytes, so most frames
+            # never need encoding to be measured.
+            if len(text) * 4 > max_message and len(text.encode("utf-8")) > max_message:
+                _refuse(sub, "payload_too_large", too_large_message(max_message, "message"))
                 continue
             if len(in_flight) >= _MAX_IN_FLIGHT:
-                sub.send(
-                    {
-                        "type": "reply",
-                        **failure(
-                            None,
-                            None,
-                            "request_refused",
-                            f"Too many commands in flight on this socket (at most "
-                            f"{_MAX_IN_FLIGHT}); wait for replies before sending more.",
-                        ),
-                    }
+                _refuse(
+                    sub,
+                    "request_refused",
+                    f"Too many commands in flight on this socket (at most {_MAX_IN_FLIGHT}); "
+                    "wait for replies before sending more.",
                 )
                 continue
             task = asyncio.create_task(handle(text))
@@ -206,6 +214,7 @@ async def serve(
     dispatch: Dispatch,
     hello: Callable[[Subscriber], dict[str, Any]],
     queue_size: int,
+    max_message: int,
 ) -> None:
     """Run one WebSocket connection to its end (see the module for the protocol)."""
     await ws.accept(subprotocol=ws_subprotocol(ws.scope))
@@ -215,7 +224,7 @@ async def serve(
     sub.send({"type": "hello", **hello(sub)})
     hub.add(sub)
     tasks = [
-        asyncio.create_task(_read_loop(ws, sub, dispatch)),
+        asyncio.create_task(_read_loop(ws, sub, dispatch, max_message)),
         asyncio.create_task(_send_loop(ws, sub)),
         asyncio.create_task(sub.dropped.wait()),
     ]
