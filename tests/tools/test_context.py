@@ -45,6 +45,28 @@ def test_metadata_can_be_left_out_and_concise_is_short(ctx: ToolContext) -> None
     assert concise["tokenEstimate"] < plain["tokenEstimate"] / 2
 
 
+def test_include_metadata_false_leaves_out_everything_from_the_frontmatter(
+    ctx: ToolContext,
+) -> None:
+    full = read(ctx, contextType="read_note", target="Database Migration")
+    plain = read(ctx, contextType="read_note", target="Database Migration", includeMetadata=False)
+    summary = plain["metadataSummary"]
+    assert "aliases" not in summary and "created" not in summary
+    assert summary["tags"] == ["project/active"]  # written in the body; the others are properties
+    assert full["metadataSummary"]["created"] == "2025-09-22"
+    assert "work/platform" in full["metadataSummary"]["tags"]
+    assert summary["outgoingLinks"] < full["metadataSummary"]["outgoingLinks"]  # owner: [[...]]
+    assert summary["backlinks"] == full["metadataSummary"]["backlinks"]
+    many = read(
+        ctx,
+        contextType="read_multiple",
+        targets=["Database Migration", "Priya Raman"],
+        includeMetadata=False,
+    )
+    assert "work/platform" not in many["metadataSummary"]["tags"]
+    assert "project/active" in many["metadataSummary"]["tags"]
+
+
 def test_invalid_yaml_is_shown_with_a_warning(ctx: ToolContext) -> None:
     result = read(ctx, contextType="read_note", target="Blameless Postmortems")
     assert result["primaryNote"]["content"].startswith('---\ntitle: "Blameless Postmortems')
@@ -112,7 +134,12 @@ def test_daily_note_for_today_and_a_date(ctx: ToolContext) -> None:
 
 def test_missing_daily_note_says_how_to_create_it(ctx: ToolContext) -> None:
     result = read(ctx, contextType="daily_note", date="yesterday")
-    assert result["primaryNote"] is None and not is_error(result)
+    assert not is_error(result)
+    would_be = result["primaryNote"]  # the spec types primaryNote as always present
+    assert would_be["path"] == "Daily/2025-11-11.md" and would_be["exists"] is False
+    assert would_be["title"] == "2025-11-11" and "version" not in would_be
+    assert would_be["content"] == result["suggestedCall"]["arguments"]["content"]
+    assert would_be["metadata"]["created"] == "2025-11-11" and would_be["wordCount"] > 5
     assert (
         "There is no daily note for 2025-11-11 (it would be 'Daily/2025-11-11.md')"
         in result["message"]
@@ -137,6 +164,14 @@ def test_daily_note_format_with_subfolders(vault: Path, tmp_path: Path) -> None:
     try:
         missing = read(ctx, contextType="daily_note", date="today")
         assert "'Journal/2025/01-January/Wednesday 15.md'" in missing["message"]
+        assert missing["primaryNote"] == {
+            "path": "Journal/2025/01-January/Wednesday 15.md",
+            "title": "Wednesday 15",
+            "content": "",
+            "wordCount": 0,
+            "exists": False,
+            "metadata": {},
+        }
         assert missing["suggestedCall"]["arguments"]["content"] == ""
         appended = manage(
             ctx,

@@ -4,12 +4,14 @@ written). Skipped when the shared corpus is not present."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 from vaultpilot.vault.config import DailyNotesConfig, read_vault_config
 from vaultpilot.vault.files import read_note
+from vaultpilot.vault.frontmatter_edit import edit_frontmatter
 from vaultpilot.vault.parse import ParsedNote, parse_note
 from vaultpilot.vault.resolve import LinkResolver
 
@@ -54,9 +56,36 @@ def _resolved(note: ParsedNote, resolver: LinkResolver) -> list[tuple[str, str, 
 def test_every_note_parses(notes: dict[str, ParsedNote]) -> None:
     assert len(notes) >= 100
     assert "Readme.md" in notes
-    outside_templates = [p for p in notes if not p.startswith("Templates/")]
-    # Only templates hold unquoted {{date}} placeholders; every other note's YAML is valid.
-    assert [p for p in outside_templates if notes[p].frontmatter_error] == []
+    # Templates' unquoted {{date}} placeholders are read as text, as Obsidian shows them.
+    assert [p for p in notes if notes[p].frontmatter_error] == []
+
+
+def test_templates_with_placeholders_keep_their_frontmatter(
+    notes: dict[str, ParsedNote],
+) -> None:
+    """28 templates write `created: {{date}}` (or similar) unquoted: their property links and
+    tags were all lost while the placeholder made the YAML unreadable."""
+    placeholder = re.compile(r"^[\w-]+: \{\{", re.MULTILINE)
+    templates = [
+        n for p, n in notes.items() if p.startswith("Templates/") and placeholder.search(n_fm(n))
+    ]
+    assert len(templates) == 28
+    assert sum(lk.kind == "property" for n in templates for lk in n.links) == 31
+    assert sum(t.source == "frontmatter" for n in templates for t in n.tags) == 15
+    book = notes["Templates/Book Template.md"]
+    assert book.properties["created"] == "{{date}}"
+    assert [t.name for t in book.tags] == ["to-read"]
+    # ...and a tag can be added to each of them without losing anything.
+    for note in templates:
+        text = read_note(KEPANO, note.path).text
+        edited = parse_note(note.path, edit_frontmatter(text, add_tags=["reviewed"]).text)
+        assert edited.properties == {**note.properties, "tags": edited.properties["tags"]}
+        assert edited.frontmatter_error is None
+
+
+def n_fm(note: ParsedNote) -> str:
+    """The frontmatter text of a parsed note (what lies before its body)."""
+    return read_note(KEPANO, note.path).text[: note.body_offset]
 
 
 def test_daily_notes_config_read(vault: Path, paths: list[str]) -> None:

@@ -332,14 +332,11 @@ def test_rule_08_indented_lines_in_a_list_are_not_code() -> None:
     assert targets(text) == ["Continued"]
 
 
-def test_rule_08_percent_comments_are_not_indexed() -> None:
-    """Unverified in the reference ("probably not indexed", 2025 report; a 2021 report
-    disagrees). Pinned: links in %%…%% are not indexed. This follows the newest evidence and the
-    project's example vault (examples/VAULT_NOTES.md, Inbox.md, and the CLI test's unresolved
-    count). Nothing is lost by it in the files: parsing never writes, so a future rename must
-    rewrite links in comments from the raw text, not from this index."""
+def test_rule_08_links_in_percent_comments_are_indexed() -> None:
+    """Obsidian's metadata cache lists links written inside %%…%% (docs/obsidian-rules.md, seen in
+    the cache captured by obsidian-tasks); HTML comments stay out."""
     text = "%%[[Hidden]]%% then %%\n[[Block]]\n%% and [[Shown]] <!-- [[Html]] -->\n"
-    assert targets(text) == ["Shown"]
+    assert targets(text) == ["Hidden", "Block", "Shown"]
 
 
 def test_rule_12_property_links_get_their_own_offsets() -> None:

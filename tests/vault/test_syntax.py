@@ -114,16 +114,20 @@ def test_rule_16_callout_marker_is_not_a_link() -> None:
 
 
 def test_rule_17_comments_inline_and_block() -> None:
-    text = "keep %%inline #t1%% keep\n%%\n# Not a heading ^not-block\n[[No]]\n%%\n# Shown\n"
+    """Inside %% comments links and tags count (Obsidian's cache lists them); headings and block
+    ids do not (its cache has no section or list item there)."""
+    text = "keep %%inline #t1%% keep\n%%\n# Not a heading ^not-block\n[[Yes]]\n%%\n# Shown\n"
     note = parse(text)
     assert note.headings == (Heading(1, "Shown", 6),)
     assert note.blocks == ()
-    assert note.tags == ()
-    assert note.links == ()
+    assert [(t.name, t.line) for t in note.tags] == [("t1", 1)]
+    assert [(lk.target, lk.line) for lk in note.links] == [("Yes", 4)]
 
 
 def test_rule_17_unclosed_comment_runs_to_the_end() -> None:
-    assert targets("[[Before]] %% open\n[[After]]\n") == ["Before"]
+    note = parse("[[Before]] %% open\n# Hidden\n[[After]]\n")
+    assert [lk.target for lk in note.links] == ["Before", "After"]
+    assert note.headings == ()
 
 
 def test_rule_17_fences_need_three_and_nest_with_longer_outer() -> None:

@@ -178,14 +178,17 @@ def test_rule_11_digits_only_is_not_a_tag() -> None:
     assert _fm_tags("tags: [1984, y1984]") == ["y1984"]
 
 
-def test_rule_11_comma_string_keeps_every_part() -> None:
-    """Obsidian flags `tags: 'a, b'` invalid; the legacy split is kept so nothing is lost."""
-    assert _fm_tags("tags: 'a, b'") == ["a", "b"]
+def test_rule_11_comma_string_gives_no_tags() -> None:
+    """Obsidian 1.9.3+ flags `tags: 'a, b'` invalid and reads no tags from it."""
+    assert _fm_tags("tags: 'a, b'") == []
+    assert _fm_tags("tags: a, b") == []
+    assert _fm_tags("tags: single") == ["single"]
 
 
-def test_rule_11_legacy_tag_key_still_read() -> None:
-    """`tag` stopped being a default property in 1.9; reading it loses nothing."""
-    assert _fm_tags("tag: old\ntags: [new]") == ["new", "old"]
+def test_rule_11_legacy_tag_key_is_not_read() -> None:
+    """Obsidian 1.9.2+ reads only `tags`; `tag` is an ordinary property."""
+    assert _fm_tags("tag: old\ntags: [new]") == ["new"]
+    assert _fm_tags("tag: [old]") == []
 
 
 def test_rule_11_unquoted_hash_is_a_yaml_comment() -> None:

@@ -14,20 +14,35 @@ paths and how many match in all. Every condition of a filter must hold. How each
 * ``modified``: the file's modification time, in nanoseconds since the epoch.
 * ``created``: the note's ``created`` property, else its ``date`` property, else the local date
   of its modification time; compared as ``YYYY-MM-DD`` text.
+* ``date`` (the note's date, what "notes from last week" means): its ``date`` property, else its
+  ``created`` property (each only when it starts with a real ``YYYY-MM-DD`` date), else a date at
+  the start or end of its file name (``2025-11-12``, ``2023-09-12 Meeting``, ``Review
+  2025-10-16``), else the local date of its modification time. ``note_dates`` gives each note's
+  date with its source (``date``, ``created``, ``filename`` or ``modified``).
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
 from vaultpilot.index.queries import folder_filter_sql, tag_filter_sql
 
-__all__ = ["NoteFilter", "Order", "PropertyCondition", "filter_sql", "find_notes"]
+__all__ = [
+    "NoteDate",
+    "NoteFilter",
+    "Order",
+    "PropertyCondition",
+    "filter_sql",
+    "find_notes",
+    "note_dates",
+]
 
 Op = Literal["eq", "ne", "in", "contains", "gt", "gte", "lt", "lte", "exists"]
-Order = Literal["modified", "path", "created"]
+Order = Literal["modified", "path", "created", "date"]
+DateSource = Literal["date", "created", "filename", "modified"]
 Scalar = str | int | float | bool | None
 
 _CMP = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
@@ -37,6 +52,41 @@ _CREATED = (
     " ORDER BY p.key_lower = 'date' LIMIT 1),"
     " date(f.mtime_ns / 1000000000, 'unixepoch', 'localtime'))"
 )
+
+_DAY_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]"
+
+
+def _prop_date(key: str) -> str:
+    # ``key`` is one of our own constants ('date', 'created'), never user text.
+    return (
+        "(SELECT substr(p.value, 1, 10) FROM properties p WHERE p.file_id = f.id"  # noqa: S608
+        f" AND p.key_lower = '{key}' AND p.value GLOB '{_DAY_GLOB}*'"
+        " AND date(substr(p.value, 1, 10)) IS NOT NULL LIMIT 1)"
+    )
+
+
+# A date at the start or end of the file name, when it is a real day.
+_NAME_DATE = (
+    f"(CASE WHEN f.title GLOB '{_DAY_GLOB}*' AND date(substr(f.title, 1, 10)) IS NOT NULL"
+    " THEN substr(f.title, 1, 10)"
+    f" WHEN f.title GLOB '*{_DAY_GLOB}' AND date(substr(f.title, -10)) IS NOT NULL"
+    " THEN substr(f.title, -10) END)"
+)
+_MTIME_DATE = "date(f.mtime_ns / 1000000000, 'unixepoch', 'localtime')"
+_NOTE_DATE = f"COALESCE({_prop_date('date')}, {_prop_date('created')}, {_NAME_DATE}, {_MTIME_DATE})"
+_DATE_SOURCE = (
+    f"CASE WHEN {_prop_date('date')} IS NOT NULL THEN 'date'"
+    f" WHEN {_prop_date('created')} IS NOT NULL THEN 'created'"
+    f" WHEN {_NAME_DATE} IS NOT NULL THEN 'filename' ELSE 'modified' END"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class NoteDate:
+    """A note's date (``YYYY-MM-DD``) and where it was read from."""
+
+    date: str
+    source: DateSource
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +105,8 @@ class NoteFilter:
     modified_to_ns: int | None = None
     created_from: str | None = None  # YYYY-MM-DD, inclusive
     created_to: str | None = None  # YYYY-MM-DD, inclusive
+    date_from: str | None = None  # the note's date (see the module docstring), inclusive
+    date_to: str | None = None
 
 
 def _escape_like(text: str) -> str:
@@ -127,7 +179,30 @@ def filter_sql(filt: NoteFilter) -> tuple[str, list[object]]:
     if filt.created_to is not None:
         where.append(f"{_CREATED} <= ?")
         args.append(filt.created_to)
+    if filt.date_from is not None:
+        where.append(f"{_NOTE_DATE} >= ?")
+        args.append(filt.date_from)
+    if filt.date_to is not None:
+        where.append(f"{_NOTE_DATE} <= ?")
+        args.append(filt.date_to)
     return " AND ".join(where), args
+
+
+def note_dates(conn: sqlite3.Connection, paths: Iterable[str]) -> dict[str, NoteDate]:
+    """Each note's date and its source, for the given paths (missing paths are left out)."""
+    wanted = list(dict.fromkeys(paths))
+    out: dict[str, NoteDate] = {}
+    for at in range(0, len(wanted), 500):
+        chunk = wanted[at : at + 500]
+        marks = ",".join("?" * len(chunk))
+        rows = conn.execute(
+            f"SELECT f.path, {_NOTE_DATE}, {_DATE_SOURCE} FROM files f"  # noqa: S608
+            f" WHERE f.is_note = 1 AND f.path IN ({marks})",
+            chunk,
+        )
+        for path, day, source in rows:
+            out[path] = NoteDate(day, source)
+    return out
 
 
 def find_notes(
@@ -145,6 +220,7 @@ def find_notes(
         "modified": "f.mtime_ns DESC, f.path",
         "path": "f.path",
         "created": f"{_CREATED} DESC, f.path",
+        "date": f"{_NOTE_DATE} DESC, f.mtime_ns DESC, f.path",
     }[order]
     rows = conn.execute(
         f"SELECT f.path FROM files f WHERE {where} ORDER BY {order_by} LIMIT ? OFFSET ?",  # noqa: S608

@@ -3,7 +3,9 @@
 Every function takes an open index connection and returns frozen values. Keyword search uses
 FTS5 with BM25 (title weighted above aliases, headings and body) and returns a snippet; text with
 CJK characters is also looked up in the trigram table, so words written without spaces are found.
-Accents are ignored (``creme`` finds ``crème``).
+Accents are ignored (``creme`` finds ``crème``). ``highlight`` and ``unmark_links`` build
+excerpts whose highlight markers never land inside a link: a link whose text matched is marked
+whole. (Search snippets keep FTS5's per-word markers: they say which words matched.)
 """
 
 from __future__ import annotations
@@ -25,9 +27,11 @@ __all__ = [
     "find_note",
     "folder_filter_sql",
     "fts_query",
+    "highlight",
     "outgoing_links",
     "search",
     "tag_filter_sql",
+    "unmark_links",
     "unresolved_links",
 ]
 
@@ -252,3 +256,77 @@ def unresolved_links(conn: sqlite3.Connection) -> list[UnresolvedRow]:
         " ORDER BY s.path, l.target_text"
     )
     return [UnresolvedRow(*r) for r in rows]
+
+
+# --- Excerpts: highlight words without breaking link syntax -------------------------------------
+
+# A wikilink or embed, or a markdown link's destination, possibly cut short by the end of an
+# excerpt. (A markdown link's text may hold emphasis, ``[**word** text](dest)``; its destination
+# and every part of a wikilink may not.)
+_LINK_SPAN = re.compile(r"!?\[\[[^\[\]\n]*(?:\]\]|$)|\]\([^()\n]*(?:\)|$)", re.MULTILINE)
+_MARK = "**"
+
+
+def _link_spans(text: str) -> list[tuple[int, int]]:
+    spans = [m.span() for m in _LINK_SPAN.finditer(text)]
+    # An excerpt that starts inside a link: everything up to its first ']]' belongs to it.
+    close = text.find("]]")
+    if close >= 0 and "[[" not in text[:close] and "\n" not in text[:close]:
+        spans.insert(0, (0, close + 2))
+    return spans
+
+
+def _is_destination(text: str, span: tuple[int, int]) -> bool:
+    return text.startswith("](", span[0])
+
+
+def unmark_links(snippet: str) -> str:
+    """``snippet`` with no highlight markers inside a link: a marked wikilink is marked whole.
+
+    FTS5 marks matched words wherever they are, which breaks ``[[**Database** Migration]]``. A
+    markdown link's destination just loses its markers; its text may keep them.
+    """
+    if _MARK not in snippet:
+        return snippet
+    out: list[str] = []
+    pos = 0
+    for start, end in _link_spans(snippet):
+        inner = snippet[start:end]
+        if _MARK in inner:
+            inner = inner.replace(_MARK, "")
+            if not _is_destination(snippet, (start, end)):
+                inner = _MARK + inner + _MARK
+        out.append(snippet[pos:start])
+        out.append(inner)
+        pos = end
+    out.append(snippet[pos:])
+    return "".join(out).replace(_MARK * 2, "")
+
+
+def highlight(text: str, words: list[str]) -> str:
+    """Mark the first occurrence of each word in ``text`` with ``**``, never inside a link.
+
+    A word found only inside a wikilink marks the whole link (``**[[Database Migration]]**``),
+    which keeps the link intact and still shows where the match is; one found only in a markdown
+    link's destination is not marked.
+    """
+    spans = _link_spans(text)
+    low = text.lower()
+    marks: dict[tuple[int, int], None] = {}
+    for word in dict.fromkeys(w.lower() for w in words if w.strip()):
+        at = low.find(word)
+        while at >= 0:
+            span = next((s for s in spans if s[0] <= at < s[1]), None)
+            if span is None:
+                marks[(at, at + len(word))] = None
+                break
+            at = low.find(word, span[1])
+            if at < 0 and not _is_destination(text, span):
+                marks[span] = None
+    chosen: list[tuple[int, int]] = []
+    for start, end in sorted(marks):
+        if not chosen or start >= chosen[-1][1]:
+            chosen.append((start, end))
+    for start, end in reversed(chosen):
+        text = text[:start] + _MARK + text[start:end] + _MARK + text[end:]
+    return text

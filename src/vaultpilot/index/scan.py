@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from vaultpilot.errors import UnreadableNoteError
 from vaultpilot.index.queries import CJK
-from vaultpilot.vault.files import content_version, decode_note
+from vaultpilot.vault.files import content_version, decode_note, is_temp_name
 from vaultpilot.vault.parse import parse_note
 from vaultpilot.vault.resolve import LinkResolver, target_key
 
@@ -67,8 +67,12 @@ class NoteRecord:
     cjk: bool = False
 
 
-def scan_vault(root: Path) -> dict[str, FileStat]:
-    """Every file in the vault by vault path, skipping dot-folders and escaping links."""
+def scan_vault(root: Path, *, temp_files: list[str] | None = None) -> dict[str, FileStat]:
+    """Every file in the vault by vault path, skipping dot-folders and escaping links.
+
+    With ``temp_files`` the vault paths of leftover ``.vaultpilot-*.tmp`` files (from a killed
+    write) are collected into it on the same walk, for the caller to remove.
+    """
     out: dict[str, FileStat] = {}
     real_root = root.resolve()
     stack: list[tuple[str, str]] = [(str(real_root), "")]
@@ -81,6 +85,8 @@ def scan_vault(root: Path) -> dict[str, FileStat]:
         for entry in entries:
             name = entry.name
             if name.startswith("."):
+                if temp_files is not None and is_temp_name(name):
+                    temp_files.append(prefix + name)
                 continue
             rel = prefix + name
             try:
@@ -178,7 +184,9 @@ def load_note(
             link.kind,
             link.syntax,
             link.line,
-            resolver.resolve(path, link.target, link.syntax) if resolver else None,
+            resolver.resolve(path, link.target, link.syntax, subpath=link.subpath)
+            if resolver
+            else None,
         )
         for link in note.links
     )

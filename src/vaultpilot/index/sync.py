@@ -75,8 +75,10 @@ def _is_note(path: str) -> bool:
     return path.lower().endswith(".md")
 
 
-def plan_sync(conn: sqlite3.Connection, root: Path) -> SyncPlan:
-    on_disk = scan_vault(root)
+def plan_sync(
+    conn: sqlite3.Connection, root: Path, *, temp_files: list[str] | None = None
+) -> SyncPlan:
+    on_disk = scan_vault(root, temp_files=temp_files)
     # (This runs on every sync, so it stays lean: set operations and one pass in C-level loops.)
     rows = conn.execute("SELECT path, id, mtime_ns, size FROM files").fetchall()
     indexed = {row[0]: row for row in rows}
@@ -138,7 +140,9 @@ def _hashes(conn: sqlite3.Connection, ids: list[int]) -> dict[str, str | None]:
 
 
 def _name_key(path: str) -> str:
-    """``file_key`` inlined for the loops over every vault path."""
+    """``file_key`` inlined for the loops over every vault path (non-ASCII names: NFC too)."""
+    if not path.isascii():
+        return file_key(path)
     name = path.rpartition("/")[2].lower()
     return name[:-3] if name.endswith(".md") else name
 
@@ -161,7 +165,8 @@ def _few_records(
         replace(
             r,
             links=tuple(
-                (*link[:7], resolver.resolve(r.path, link[0], link[5])) for link in r.links
+                (*link[:7], resolver.resolve(r.path, link[0], link[5], subpath=link[2]))
+                for link in r.links
             ),
         )
         if r.links
@@ -200,11 +205,13 @@ def sync_vault(
     workers: int | None = None,
     progress: ProgressFn | None = None,
     counts: bool = False,
+    temp_files: list[str] | None = None,
 ) -> SyncReport:
     """Sync the index with the vault at ``root``; ``rebuild`` starts from an empty index.
 
     With ``counts`` the report also carries vault-wide totals (notes, links, tags), which cost a
-    scan of the link table; a search that only needs a fresh index leaves them out.
+    scan of the link table; a search that only needs a fresh index leaves them out. With
+    ``temp_files`` the walk also collects leftover temp files of killed writes (``scan_vault``).
     """
     started = time.perf_counter()
     root = root.resolve()
@@ -223,7 +230,7 @@ def sync_vault(
         ):
             conn.execute(f"DELETE FROM {table}")  # noqa: S608
         conn.execute("COMMIT")
-    plan = plan_sync(conn, root)
+    plan = plan_sync(conn, root, temp_files=temp_files)
     report = SyncReport()
     if not plan.stale:  # the common case: nothing to write, so no transaction either
         if counts:

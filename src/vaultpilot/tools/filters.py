@@ -1,8 +1,14 @@
 """Turn the ``filters`` parameter into an index ``NoteFilter``, with messages that guide.
 
 ``note_filter(ctx, filters, folder=...)`` reads tags (``#`` optional, nested tags included),
-folder, ``dateRange`` (``days``, ``from``/``to``; on the modified or created date) and property
-conditions, given under ``properties`` or as top-level keys of ``filters``.
+folder, ``dateRange`` (``days``, ``from``/``to``) and property conditions, given under
+``properties`` or as top-level keys of ``filters``.
+
+``dateRange`` without ``field`` filters on the note's own date: its ``date`` or ``created``
+property, else a date in its file name, else its modification time (``index.metadata``), so
+"meeting notes from last week" finds the meetings held then, not the notes edited then.
+``field: 'modified'`` asks for the file time only, ``field: 'created'`` for the created date.
+``add_note_dates`` puts each result's ``date`` and ``dateSource`` in the result.
 """
 
 from __future__ import annotations
@@ -13,12 +19,13 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from vaultpilot.errors import InvalidArgumentError
-from vaultpilot.index.metadata import NoteFilter, PropertyCondition
+from vaultpilot.index.metadata import NoteFilter, PropertyCondition, note_dates
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.models import DateRange, PropertyOps, PropertyValue, QueryFilters
 from vaultpilot.tools.notes import folder_arg
+from vaultpilot.tools.results import NoteInfo
 
-__all__ = ["describe_filters", "note_filter"]
+__all__ = ["add_note_dates", "describe_filters", "note_filter"]
 
 _VALUE: TypeAdapter[PropertyValue] = TypeAdapter(PropertyValue)
 _OPS = ("eq", "ne", "in_", "contains", "gt", "gte", "lt", "lte", "exists")
@@ -63,6 +70,13 @@ def _dates(ctx: ToolContext, rng: DateRange) -> dict[str, Any]:
             "dateRange needs 'days' or 'from'/'to', e.g. {days: 7} or "
             "{from: '2025-01-01', to: '2025-01-31'}."
         )
+    if "field" not in rng.model_fields_set:  # the note's own date
+        if rng.days is not None:
+            start = max(start or date.min, (now - timedelta(days=rng.days)).date())
+        return {
+            "date_from": start.isoformat() if start else None,
+            "date_to": end.isoformat() if end else None,
+        }
     if rng.field == "created":
         if rng.days is not None:
             start = max(start or date.min, (now - timedelta(days=rng.days)).date())
@@ -111,6 +125,19 @@ def note_filter(
         tags=tuple(tags), folder=folder or None, properties=tuple(conditions), **extra
     )
     return None if result == NoteFilter() else result
+
+
+def add_note_dates(ctx: ToolContext, results: list[NoteInfo], filters: QueryFilters | None) -> None:
+    """With a ``dateRange`` on the note's date, give each result its ``date`` and ``dateSource``."""
+    rng = filters.date_range if filters is not None else None
+    if rng is None or "field" in rng.model_fields_set or not results:
+        return
+    dates = note_dates(ctx.conn, [r["path"] for r in results])
+    for info in results:
+        found = dates.get(info["path"])
+        if found is not None:
+            info["date"] = found.date
+            info["dateSource"] = found.source
 
 
 def describe_filters(filters: QueryFilters | None, folder: str = "") -> str:

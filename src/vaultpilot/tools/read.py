@@ -5,7 +5,13 @@ to pass back as ``expectedVersion`` when editing it) and ``wordCount``; ``tokenE
 what the whole result costs. ``detailed`` gives the full body (very long notes are cut, and say
 so); ``concise`` gives its start and an outline. The frontmatter comes as ``metadata`` (not
 inside ``content``), except when it is invalid YAML: then ``content`` holds the full text so it
-can be fixed, and a warning says so.
+can be fixed, and a warning says so. With ``includeMetadata=false`` nothing read from the
+frontmatter is returned: no ``metadata``, and ``metadataSummary`` keeps only what the body and the
+file give (inline tags, body links, backlinks, modification time).
+
+A ``daily_note`` that does not exist yet still has a ``primaryNote``: the note that would be
+there (its path, ``exists: false``, the filled template as ``content``, no ``version``), with
+``suggestedCall`` ready to create it.
 """
 
 from __future__ import annotations
@@ -100,25 +106,44 @@ def _read(
     return content, parsed
 
 
-def _summary(ctx: ToolContext, parsed: ParsedNote) -> dict[str, Any]:
+def _inline_tags(parsed: ParsedNote) -> list[str]:
+    """The tags written in the body (not the frontmatter), unique ignoring case."""
+    out: dict[str, str] = {}
+    for tag in parsed.tags:
+        if tag.source == "inline":
+            out.setdefault(tag.name.lower(), tag.name)
+    return list(out.values())
+
+
+def _summary(ctx: ToolContext, parsed: ParsedNote, *, metadata: bool) -> dict[str, Any]:
     facts = note_facts(ctx.conn, [parsed.path]).get(parsed.path)
     incoming = [b for b in backlinks(ctx.conn, parsed.path) if b.source != parsed.path]
-    summary: dict[str, Any] = {"tags": list(facts.tags) if facts else []}
-    if parsed.aliases:
-        summary["aliases"] = list(parsed.aliases)
-    created = created_of(parsed.properties)
-    if created:
-        summary["created"] = created
+    if not metadata:  # includeMetadata=false: nothing read from the frontmatter
+        summary: dict[str, Any] = {"tags": _inline_tags(parsed)}
+    else:
+        summary = {"tags": list(facts.tags) if facts else []}
+        if parsed.aliases:
+            summary["aliases"] = list(parsed.aliases)
+        created = created_of(parsed.properties)
+        if created:
+            summary["created"] = created
     if facts:
         summary["modified"] = iso_time(ctx, facts.mtime_ns)
-    summary["outgoingLinks"] = sum(1 for link in parsed.links if link.target)
+    summary["outgoingLinks"] = sum(
+        1 for link in parsed.links if link.target and (metadata or link.kind != "property")
+    )
     summary["backlinks"] = len(incoming)
     return summary
 
 
-def _multi_summary(ctx: ToolContext, paths: list[str]) -> dict[str, Any]:
+def _multi_summary(ctx: ToolContext, parsed: list[ParsedNote], *, metadata: bool) -> dict[str, Any]:
+    paths = [n.path for n in parsed]
     facts = note_facts(ctx.conn, paths)
-    tags: Counter[str] = Counter(t for f in facts.values() for t in f.tags)
+    tags: Counter[str] = (
+        Counter(t for f in facts.values() for t in f.tags)
+        if metadata
+        else Counter(t for n in parsed for t in _inline_tags(n))
+    )
     times = sorted(f.mtime_ns for f in facts.values())
     out: dict[str, Any] = {"notes": len(paths), "tags": dict(tags.most_common(20))}
     if times:
@@ -188,8 +213,18 @@ def _daily(ctx: ToolContext, p: GetContextParams, warnings: list[str]) -> Contex
     if not (ctx.root / path).is_file():
         content = daily_template(ctx, path, day, warnings)
         from_template = f" from the template '{ctx.config.daily_notes.template}'" if content else ""
+        would_be = parse_note(path, content)
+        primary: NoteContent = {
+            "path": path,
+            "title": would_be.title,
+            "content": content,
+            "wordCount": would_be.word_count,
+            "exists": False,
+        }
+        if p.include_metadata:
+            primary["metadata"] = _json_safe(would_be.properties)
         result: ContextResult = {
-            "primaryNote": None,
+            "primaryNote": primary,
             "tokenEstimate": 0,
             "message": (
                 f"There is no daily note for {day.isoformat()} (it would be '{path}'). Create it "
@@ -202,11 +237,11 @@ def _daily(ctx: ToolContext, p: GetContextParams, warnings: list[str]) -> Contex
             },
         }
         return result
-    primary, parsed = _read(ctx, path, p, warnings, limit=PRIMARY_CHARS)
+    found, parsed = _read(ctx, path, p, warnings, limit=PRIMARY_CHARS)
     out: ContextResult = {
-        "primaryNote": primary,
+        "primaryNote": found,
         "tokenEstimate": 0,
-        "metadataSummary": _summary(ctx, parsed),
+        "metadataSummary": _summary(ctx, parsed, metadata=p.include_metadata),
     }
     if p.include_backlinks:
         out["backlinks"] = _backlinks(ctx, path, warnings)
@@ -257,32 +292,37 @@ def obsidian_get_context(ctx: ToolContext, params: GetContextParams) -> ContextR
             result = {"primaryNote": primary, "tokenEstimate": 0}
             if params.context_type == "gather_related" and params.max_related > 0:
                 chosen = related_notes(ctx, path)[: params.max_related]
-                result["relatedNotes"] = [
-                    _read(ctx, r.path, params, warnings, limit=RELATED_CHARS, relation=r.relation)[
-                        0
-                    ]
+                reads = [
+                    _read(ctx, r.path, params, warnings, limit=RELATED_CHARS, relation=r.relation)
                     for r in chosen
                 ]
-                result["metadataSummary"] = _multi_summary(ctx, [path, *(r.path for r in chosen)])
+                result["relatedNotes"] = [content for content, _ in reads]
+                result["metadataSummary"] = _multi_summary(
+                    ctx, [parsed, *(n for _, n in reads)], metadata=params.include_metadata
+                )
             else:
-                result["metadataSummary"] = _summary(ctx, parsed)
+                result["metadataSummary"] = _summary(ctx, parsed, metadata=params.include_metadata)
             if params.context_type == "note_with_backlinks" or params.include_backlinks:
                 result["backlinks"] = _backlinks(ctx, path, warnings)
         case "read_multiple":
             found: list[NoteContent] = []
+            parsed_all: list[ParsedNote] = []
             for name in _targets(params):
                 try:
-                    found.append(
-                        _read(
-                            ctx, resolve_note(ctx, name), params, warnings, limit=RELATED_CHARS * 3
-                        )[0]
+                    content, one = _read(
+                        ctx, resolve_note(ctx, name), params, warnings, limit=RELATED_CHARS * 3
                     )
                 except NotFoundError as err:
                     warnings.append(err.message)
+                    continue
+                found.append(content)
+                parsed_all.append(one)
             if not found:
                 raise NotFoundError(" ".join(warnings) or "None of the targets exist.")
             result = {"primaryNote": found[0], "tokenEstimate": 0, "relatedNotes": found[1:]}
-            result["metadataSummary"] = _multi_summary(ctx, [n["path"] for n in found])
+            result["metadataSummary"] = _multi_summary(
+                ctx, parsed_all, metadata=params.include_metadata
+            )
             if params.include_backlinks:
                 result["backlinks"] = _backlinks(ctx, found[0]["path"], warnings)
         case "daily_note":

@@ -7,9 +7,11 @@ specification's field names. Fields the specification does not have, each option
 * ``QueryResult.ranking`` (which ranking ordered a search: "keyword", later "hybrid"),
   ``NoteInfo.type``/``noteCount`` (folders in list_structure), ``NoteInfo.relation`` (why a note
   is related in find_related), ``NoteInfo.outline``/``wordCount`` (detailed: the first headings
-  and the size, to decide what to read), ``QueryResult.error`` (the call failed; see the
-  message).
-* ``NoteContent.version`` (the content hash to pass back as ``expectedVersion``),
+  and the size, to decide what to read), ``NoteInfo.date``/``dateSource`` (the note's date
+  and where it was read, when a ``dateRange`` filters on it), ``QueryResult.error`` (the call
+  failed; see the message).
+* ``NoteContent.version`` (the content hash to pass back as ``expectedVersion``; absent for a
+  daily note that does not exist yet, which has ``exists: false`` instead),
   ``NoteContent.truncated``, ``NoteContent.relation``; ``ContextResult.warnings``,
   ``ContextResult.message``/``suggestedCall`` (a missing daily note and how to create it),
   ``ContextResult.error``.
@@ -44,6 +46,8 @@ class NoteInfo(TypedDict):
     wordCount: NotRequired[int]
     created: NotRequired[str]
     modified: NotRequired[str]
+    date: NotRequired[str]  # the note's date, with a dateRange filter on it
+    dateSource: NotRequired[str]  # where that date was read: date, created, filename, modified
 
 
 class QueryResult(TypedDict):
@@ -60,7 +64,8 @@ class NoteContent(TypedDict):
     title: str
     content: str
     wordCount: int
-    version: str
+    version: NotRequired[str]
+    exists: NotRequired[bool]  # False only for a daily note that would be created
     metadata: NotRequired[dict[str, Any]]
     truncated: NotRequired[bool]
     relation: NotRequired[str]
@@ -73,7 +78,7 @@ class BacklinkInfo(TypedDict):
 
 
 class ContextResult(TypedDict):
-    primaryNote: NoteContent | None
+    primaryNote: NoteContent
     tokenEstimate: int
     relatedNotes: NotRequired[list[NoteContent]]
     backlinks: NotRequired[list[BacklinkInfo]]

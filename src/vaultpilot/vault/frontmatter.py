@@ -2,12 +2,15 @@
 
 Obsidian reads YAML between ``---`` lines at the very top of a note. Its parser follows YAML 1.2,
 so ``no``, ``on`` and ``yes`` are strings (not booleans), dates and times such as ``12:30`` stay
-text, and ``017`` is seventeen; we load with a libyaml-backed loader adjusted to match. Invalid
-YAML (including a repeated key), a bare scalar or a top-level list give no properties at all, and
-the error is recorded rather than raised (semantics rule 13).
+text, and ``017`` is seventeen; we load with a libyaml-backed loader adjusted to match. A template
+placeholder written as a value (``created: {{date}}``, a flow map whose key is a flow map) is read
+as the text ``{{date}}``, as Obsidian shows it. Invalid YAML (including a repeated key), a bare
+scalar or a top-level list give no properties at all, and the error is recorded rather than raised
+(semantics rule 13).
 
-``tags``/``tag`` and ``aliases``/``alias`` are normalised here (rule 11): lists or a single string,
-without a leading ``#``.
+``tags`` and ``aliases``/``alias`` are normalised here (``docs/obsidian-rules.md``): a list, or a
+single string naming one tag or alias, without a leading ``#``. The legacy ``tag`` key is not read
+(Obsidian 1.9.2 and later ignore it), and a comma-separated string is invalid: no tags or aliases.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ __all__ = [
     "Frontmatter",
     "frontmatter_aliases",
     "frontmatter_tags",
+    "invalid_list_string",
     "load_yaml",
     "split_frontmatter",
 ]
@@ -29,8 +33,25 @@ __all__ = [
 _BaseLoader: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+_PLACEHOLDER = re.compile(r"\{\{[^{}\n]*\}\}")
+
+
 class _ObsidianLoader(_BaseLoader):  # type: ignore[misc]
     """Safe loader with YAML 1.2 scalars, no timestamp conversion, and unique keys."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._text = stream
+
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        # '{{date}}' parses as a flow map whose only key is a flow map, which Python cannot hash.
+        # The JavaScript parser Obsidian uses accepts it and Obsidian shows the raw text; read it
+        # as that text (libyaml's marks count characters, so the slice is the source).
+        if isinstance(node, yaml.MappingNode) and node.flow_style:
+            raw = self._text[node.start_mark.index : node.end_mark.index]
+            if _PLACEHOLDER.fullmatch(raw):
+                return raw
+        return super().construct_object(node, deep=deep)
 
     def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
         # Obsidian's YAML parser rejects a repeated key (rule 12: each key appears once), so the
@@ -177,16 +198,25 @@ def _prop(props: dict[str, Any], *names: str) -> list[Any]:
     return [lowered[n] for n in names if n in lowered]
 
 
+def invalid_list_string(value: Any) -> bool:
+    """A single string that lists several values (``a, b``): Obsidian 1.9.3+ reads none of them."""
+    return isinstance(value, str) and "," in value
+
+
 def frontmatter_tags(props: dict[str, Any]) -> list[str]:
-    """Tags declared in ``tags`` (or the legacy ``tag``), without ``#``, in order, unique."""
+    """Tags declared in ``tags``, without ``#``, in order, unique.
+
+    Obsidian 1.9.2+ reads only ``tags`` (not the legacy ``tag``); since 1.9.3 a single string is
+    one tag, and a comma-separated string is invalid and gives no tags at all.
+    """
     out: list[str] = []
-    for value in _prop(props, "tags", "tag"):
-        # A single string may hold several tags in the legacy comma/space form; keep them all.
-        items = (
-            [p for p in re.split(r"[,\s]+", value) if p]
-            if isinstance(value, str)
-            else _as_strings(value)
-        )
+    for value in _prop(props, "tags"):
+        if invalid_list_string(value):
+            continue
+        if isinstance(value, str):
+            items = [value] if value.strip() and not any(c.isspace() for c in value.strip()) else []
+        else:
+            items = _as_strings(value)
         for item in items:
             tag = item.strip().lstrip("#").rstrip("/")
             if tag and not tag.isdigit() and tag not in out:
@@ -198,6 +228,8 @@ def frontmatter_aliases(props: dict[str, Any]) -> list[str]:
     """Aliases from ``aliases`` (or the legacy ``alias``), in order, unique."""
     out: list[str] = []
     for value in _prop(props, "aliases", "alias"):
+        if invalid_list_string(value):
+            continue  # Obsidian 1.9.3+: a comma-separated string is not a list of aliases
         for item in _as_strings(value):
             alias = item.strip()
             if alias and alias not in out:

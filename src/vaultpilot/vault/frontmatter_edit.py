@@ -12,13 +12,18 @@ contract:
   and lists use the indentation the block already uses (Obsidian's ``  - item`` by default).
 * Tags are added and removed keeping the list's style: a block list gains or loses item lines
   (in the existing indentation and quoting), a flow list ``[a, b]`` stays a flow list. A single
-  string (``tags: recipe``) becomes a list when a tag is added. Removing the last tag removes
-  the key. Tags compare case-insensitively and without ``#``; ``tag`` (legacy) is used when the
-  note has it instead of ``tags``. Property names match case-insensitively, like Obsidian's.
+  string (``tags: recipe``) becomes a list when a tag is added; a comma- or space-separated
+  string (no tags to Obsidian 1.9.3+) is refused rather than split. Removing the last tag
+  removes the key. Tags compare case-insensitively and without ``#``; only ``tags`` is used
+  (Obsidian 1.9.2+ ignores the legacy ``tag``). A comment on the ``tags`` line is kept. Property
+  names match case-insensitively, like Obsidian's.
+* JSON or one-line flow frontmatter (``{"title": "x"}``) is rewritten one key per line, as
+  Obsidian saves it, so that editing one key keeps the others.
 * A note without frontmatter gets a new block at the top.
 * Invalid YAML is never guessed at: the edit is refused with ``InvalidArgumentError``. Every
   result is checked before it is returned (the YAML parses, the body is unchanged, the values
-  are the ones asked for); a result that fails the check is refused the same way.
+  are the ones asked for, every other property reads back as before); a result that fails the
+  check is refused the same way.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
 
 from vaultpilot.errors import InvalidArgumentError
-from vaultpilot.vault.frontmatter import frontmatter_tags, split_frontmatter
+from vaultpilot.vault.frontmatter import frontmatter_tags, invalid_list_string, split_frontmatter
 from vaultpilot.vault.parse import is_valid_tag
 
 __all__ = ["FrontmatterEdit", "edit_frontmatter", "normalize_tag"]
@@ -48,7 +53,7 @@ _LINE = re.compile(r"[^\n]*\n|[^\n]+$")
 _ITEM_PREFIX = re.compile(r"^([ ]*-[ ]+)")
 _SEQ_INDENT = re.compile(r"^([ ]*)-[ ]", re.MULTILINE)
 _ODD_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
-_TAG_KEYS = ("tags", "tag")
+_TAG_KEYS = ("tags",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +124,6 @@ class _Block:
     """The YAML block as lines, with each top-level key's line range, and queued edits."""
 
     def __init__(self, yaml_text: str) -> None:
-        self.lines = _lines(yaml_text)
         if any(ch in yaml_text for ch in _ODD_BREAKS):
             raise InvalidArgumentError(
                 "The frontmatter contains unusual line-break characters, so it cannot be edited "
@@ -127,6 +131,33 @@ class _Block:
             )
         match = _SEQ_INDENT.search(yaml_text)
         self.y = _yaml(len(match.group(1)) if match else 2)
+        loaded = self._load(yaml_text)
+        keys = list(loaded.keys())
+        if loaded.fa.flow_style() or len({loaded.lc.key(k)[0] for k in keys}) < len(keys):
+            # JSON (or a one-line flow map): every key shares a line, so a line-based edit of
+            # one key would drop the others. Obsidian saves such a block back as YAML; do the
+            # same, one key per line (values keep their own flow style and quotes).
+            loaded.fa.set_block_style()
+            out = io.StringIO()
+            self.y.dump(loaded, out)
+            yaml_text = out.getvalue()
+            loaded = self._load(yaml_text)
+            keys = list(loaded.keys())
+        self.lines = _lines(yaml_text)
+        self.data: CommentedMap = loaded
+        starts = [loaded.lc.key(k)[0] for k in keys]
+        self.ranges: dict[Any, tuple[int, int]] = {}
+        for i, key in enumerate(keys):
+            start = starts[i]
+            end = starts[i + 1] if i + 1 < len(keys) else len(self.lines)
+            indent = loaded.lc.key(key)[1]
+            while end > start + 1 and _is_trailing(self.lines[end - 1], indent):
+                end -= 1
+            self.ranges[key] = (start, end)
+        self.edits: list[tuple[int, int, list[str]]] = []  # (start, end, replacement lines)
+        self.appended: list[str] = []
+
+    def _load(self, yaml_text: str) -> CommentedMap:
         try:
             loaded = self.y.load(yaml_text) if yaml_text.strip() else None
         except YAMLError as exc:
@@ -141,19 +172,7 @@ class _Block:
                 "The frontmatter is not a set of properties; fix it with operation='update_note' "
                 "before changing properties."
             )
-        self.data: CommentedMap = loaded
-        keys = list(loaded.keys())
-        starts = [loaded.lc.key(k)[0] for k in keys]
-        self.ranges: dict[Any, tuple[int, int]] = {}
-        for i, key in enumerate(keys):
-            start = starts[i]
-            end = starts[i + 1] if i + 1 < len(keys) else len(self.lines)
-            indent = loaded.lc.key(key)[1]
-            while end > start + 1 and _is_trailing(self.lines[end - 1], indent):
-                end -= 1
-            self.ranges[key] = (start, end)
-        self.edits: list[tuple[int, int, list[str]]] = []  # (start, end, replacement lines)
-        self.appended: list[str] = []
+        return loaded
 
     def replace_key(self, key: str, value: Any) -> None:
         old = self.data[key]
@@ -169,13 +188,17 @@ class _Block:
         if token is None and carried:  # a flow list or map carries its own end-of-line comment
             token = carried[0]
         column = getattr(token, "column", None)
-        if end - start == 1 and len(new) == 1 and isinstance(column, int):
+        if end - start == 1 and isinstance(column, int):
             line = self.lines[start].rstrip("\n")
             before = line[:column]
             comment = line[column:]
-            if comment.startswith("#") and before.strip() and comment not in new[0]:
+            first = new[0].rstrip("\n")
+            # A one-line value keeps its comment on its line; a value that becomes a block list
+            # keeps it after the key (``tags: # note`` then the items): YAML allows both.
+            fits = len(new) == 1 or first.endswith(":")
+            if fits and comment.startswith("#") and before.strip() and comment not in first:
                 gap = before[len(before.rstrip()) :] or " "
-                new = [new[0].rstrip("\n") + gap + comment + "\n"]
+                new = [first + gap + comment + "\n", *new[1:]]
         self.edits.append((start, end, new))
 
     def delete_key(self, key: str) -> None:
@@ -209,10 +232,18 @@ def _item_text(tag: str, items: CommentedSeq, y: YAML) -> str:
 
 def _edit_tags(block: _Block, add: list[str], remove: list[str], changed: list[str]) -> None:
     data = block.data
-    key = next((k for k in (_find_key(data, n) for n in _TAG_KEYS) if k is not None), None)
+    key = _find_key(data, "tags")
     node = data[key] if key is not None else None
+    if isinstance(node, str) and (invalid_list_string(node) or len(node.split()) > 1):
+        parts = [p for p in re.split(r"[,\s]+", node) if p]
+        raise InvalidArgumentError(
+            f"The note's '{key}' property is the single string {str(node)!r}, which Obsidian "
+            "reads as no tags (a comma- or space-separated string is invalid since Obsidian "
+            "1.9.3). Make it a list first (operation='bulk_update_metadata' with "
+            f"metadataChanges={{'{key}': {parts!r}}}); nothing was changed."
+        )
     if isinstance(node, str):
-        current = [p for p in re.split(r"[,\s]+", node) if p]
+        current = [node] if node.strip() else []
     elif isinstance(node, list):
         current = [str(i) for i in node if i is not None]
     else:
@@ -258,7 +289,11 @@ def _edit_tags(block: _Block, add: list[str], remove: list[str], changed: list[s
 
 
 def _check(
-    new_text: str, body: str, expected: Mapping[str, Any], tags: tuple[list[str], ...]
+    new_text: str,
+    body: str,
+    expected: Mapping[str, Any],
+    tags: tuple[list[str], ...],
+    before: Mapping[str, Any],
 ) -> None:
     fm = split_frontmatter(new_text)
     problem = None
@@ -268,6 +303,10 @@ def _check(
         problem = "the body would change"
     else:
         lowered = {k.lower(): v for k, v in fm.properties.items()}
+        touched = {k.lower() for k in expected} | set(_TAG_KEYS)
+        for key, value in before.items():
+            if key.lower() not in touched and _plain(lowered.get(key.lower())) != _plain(value):
+                problem = f"property '{key}' would be lost or changed"
         for key, value in expected.items():
             got = lowered.get(key.lower(), _MISSING) if value is not _MISSING else None
             if value is _MISSING:
@@ -354,5 +393,5 @@ def edit_frontmatter(
         new_text = text[: fm.start] + new_yaml + text[fm.start + len(fm.yaml_text) :]
     else:
         new_text = "---\n" + new_yaml + "---\n" + text
-    _check(new_text, body, expected, (adds, drops))
+    _check(new_text, body, expected, (adds, drops), fm.properties)
     return FrontmatterEdit(new_text, tuple(dict.fromkeys(changed)))

@@ -1,17 +1,21 @@
-"""Where links and tags do not count: code, math and comments (semantics rules 8, 10, 17).
+"""Where links and tags do not count: code, math and HTML (semantics rules 8, 10, 17).
 
 ``mask(text)`` returns a string of the same length in which every character inside a fenced or
 indented code block, an HTML block, an inline code span, ``$…$``/``$$…$$`` math, a ``%%…%%``
 comment or an HTML comment is replaced by a space (newlines are kept). Offsets and line numbers in
 the masked text are therefore the offsets and line numbers of the original, and the link and tag
 scanners can run plain regular expressions over it.
+
+``mask(text, comments=False)`` leaves ``%%…%%`` comments as they are: Obsidian's metadata cache
+indexes the links and tags written inside them (``docs/obsidian-rules.md``), but not headings,
+list items or block ids, for which ``mask_comments`` then blanks them.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["blank", "mask"]
+__all__ = ["blank", "mask", "mask_comments"]
 
 # A fence line: up to three spaces, optional blockquote/callout markers, then ``` or ~~~.
 _FENCE = re.compile(r"^(?:[ ]{0,3}>[ ]?)*[ ]{0,3}(`{3,}|~{3,})(.*)$", re.MULTILINE)
@@ -147,8 +151,22 @@ def _apply(text: str, ranges: list[tuple[int, int]]) -> str:
     return "".join(parts)
 
 
-def mask(text: str) -> str:
-    """Blank out code, HTML, math and comments so links and tags inside them are not seen."""
+_COMMENT = re.compile(r"%%.*?(?:%%|\Z)", re.DOTALL)
+
+
+def _blank_match(m: re.Match[str]) -> str:
+    return blank(m.group())
+
+
+def _blank_unless_comment(m: re.Match[str]) -> str:
+    # The comment still takes part in the left-to-right match, so a '`' or '$' inside it does
+    # not open a code span or math that would swallow text after it.
+    group = m.group()
+    return group if group.startswith("%%") else blank(group)
+
+
+def mask(text: str, *, comments: bool = True) -> str:
+    """Blank out code, HTML, math and (unless ``comments=False``) ``%%`` comments."""
     if "```" in text or "~~~" in text:
         text = _apply(text, _fenced_ranges(text))
     if ("\n    " in text or "\n\t" in text) and _INDENTED.search(text):
@@ -156,5 +174,10 @@ def mask(text: str) -> str:
     if "<" in text and _HTML_START.search(text):
         text = _apply(text, _html_block_ranges(text))
     if "`" in text or "%%" in text or "$" in text or "<!--" in text:
-        text = _INLINE.sub(lambda m: blank(m.group()), text)
+        text = _INLINE.sub(_blank_match if comments else _blank_unless_comment, text)
     return text
+
+
+def mask_comments(masked: str) -> str:
+    """Blank the ``%%`` comments left in text from ``mask(text, comments=False)``."""
+    return _COMMENT.sub(_blank_match, masked) if "%%" in masked else masked

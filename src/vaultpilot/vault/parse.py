@@ -4,7 +4,9 @@
 (properties, tags, aliases, links in properties; invalid YAML recorded, not fatal), inline tags,
 wikilinks, markdown links and embeds, headings and block ids, each with its 1-based line number and
 character offsets, following ``reference/obsidian-semantics.md`` (the rule numbers in comments
-refer to it). Links and tags inside code, math and comments are not counted (see ``markdown``).
+refer to it) as corrected by ``docs/obsidian-rules.md``. Links and tags inside code, math and
+HTML are not counted; inside ``%%`` comments they are (headings and block ids there are not), as
+in Obsidian's own metadata cache (see ``markdown``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from vaultpilot.vault.frontmatter import (
     frontmatter_tags,
     split_frontmatter,
 )
-from vaultpilot.vault.markdown import mask
+from vaultpilot.vault.markdown import mask, mask_comments
 
 __all__ = [
     "Block",
@@ -147,14 +149,22 @@ def _line_starts(text: str) -> list[int]:
     return [m.end() for m in re.finditer("\n", text)]
 
 
-def scan_links(masked: str, base: int, starts: list[int]) -> list[Link]:
-    """Wikilinks, markdown links and embeds in already-masked text; offsets shifted by base."""
+def scan_links(
+    masked: str, base: int, starts: list[int], original: str | None = None
+) -> list[Link]:
+    """Wikilinks, markdown links and embeds in already-masked text; offsets shifted by base.
+
+    The links are found in ``masked``; their text is read from ``original`` (the same text
+    unmasked) when given, so inline code inside a link (``[[#`code`]]``) is kept.
+    """
+    src = masked if original is None else original
     links: list[Link] = []
     if "[[" in masked:
         for m in _WIKI.finditer(masked):
-            target, subpath, alias = parse_link_text(m.group(1))
-            if not target and not subpath:
-                continue
+            inner = src[m.start(1) : m.end(1)]
+            target, subpath, alias = parse_link_text(inner)
+            if not target and not subpath and alias is None:
+                continue  # '[[ ]]' is text; '[[|alias]]' is an (unresolved) link in Obsidian
             at = m.start()
             embed = at > 0 and masked[at - 1] == "!"
             pos = base + at - embed
@@ -172,7 +182,7 @@ def scan_links(masked: str, base: int, starts: list[int]) -> list[Link]:
             )
     if "](" in masked:
         for m in _MDLINK.finditer(masked):
-            dest = m.group(2)
+            dest = src[m.start(2) : m.end(2)]
             if dest.startswith("<"):
                 dest = dest[1:-1]
             if _SCHEME.match(dest) or dest.startswith("//"):
@@ -190,7 +200,7 @@ def scan_links(masked: str, base: int, starts: list[int]) -> list[Link]:
                 Link(
                     target.strip(),
                     subpath,
-                    m.group(1),
+                    src[m.start(1) : m.end(1)],
                     "embed" if embed else "link",
                     "markdown",
                     _line_of(starts, pos) + 1,
@@ -307,16 +317,23 @@ def _inline_tags(text: str, base: int, starts: list[int]) -> list[Tag]:
     return tags
 
 
+def _heading_text(body: str, m: re.Match[str]) -> str:
+    """The heading's text as written: inline code in it (masked when found) is kept."""
+    if m.group(2) is None:
+        return ""
+    return body[m.start(2) : m.end(2)].strip()
+
+
 def parse_note(path: str, text: str) -> ParsedNote:
     """Parse a note (``\\n`` line endings) at vault path ``path``."""
     fm = split_frontmatter(text)
     body = text[fm.end :]
-    masked = mask(body)
+    masked = mask(body, comments=False)  # links and tags in %% comments count (see markdown)
     starts = _line_starts(text)
     base = fm.end
 
     links = _property_links(fm.properties, fm, text) if fm.properties else []
-    links.extend(scan_links(masked, base, starts))
+    links.extend(scan_links(masked, base, starts, body))
 
     tags: list[Tag] = [Tag(t, 0, "frontmatter") for t in frontmatter_tags(fm.properties)]
     if "#" in masked:
@@ -324,15 +341,19 @@ def parse_note(path: str, text: str) -> ParsedNote:
 
     headings: list[Heading] = []
     blocks: list[Block] = []
-    if "#" in masked:
-        for m in _HEADING.finditer(masked):
+    structure = mask_comments(masked)  # no headings or block ids inside comments
+    if "#" in structure:
+        for m in _HEADING.finditer(structure):
             line = _line_of(starts, base + m.start()) + 1
-            headings.append(Heading(len(m.group(1)), (m.group(2) or "").strip(), line))
-    if "^" in masked:
-        for m in _BLOCK.finditer(masked):
+            headings.append(Heading(len(m.group(1)), _heading_text(body, m), line))
+    if "^" in structure:
+        embed_ends = {lk.end - base for lk in links if lk.kind == "embed" and lk.syntax == "wiki"}
+        for m in _BLOCK.finditer(structure):
             at = m.start()
-            if at > 0 and masked[at - 1] not in " \t\n":
-                continue  # rule 14: a space before '^' is required
+            # Rule 14: a space before '^' is required, except right after an embed
+            # ('![[img.png]]^id', used as a block id in Obsidian's help vault).
+            if at > 0 and structure[at - 1] not in " \t\n" and at not in embed_ends:
+                continue
             blocks.append(Block(m.group(1), _line_of(starts, base + m.start()) + 1))
 
     name = path.rsplit("/", 1)[-1]

@@ -2,10 +2,13 @@
 
 ``LinkResolver`` is built from the set of vault files. ``resolve(source, target, syntax)``:
 
-1. An empty target (``[[#Heading]]``) is the source note itself.
+1. An empty target (``[[#Heading]]``) is the source note itself; a link with neither target
+   nor subpath (``[[|alias]]``, ``[[|]]``) is unresolved, as Obsidian records it.
 2. A target starting with ``./`` or ``../`` is relative to the source note's folder (markdown
    links, and the wikilinks Obsidian writes with the "relative path" link format).
-3. Matching is case-insensitive and ``[[Note]]`` equals ``[[Note.md]]``.
+3. Matching is case-insensitive and ``[[Note]]`` equals ``[[Note.md]]``, and Unicode-normalised
+   (NFC) on both sides: a file name stored decomposed (NFD, as macOS writes it) matches a link
+   typed composed, and the other way round. Paths are returned as they are on disk.
 4. An exact vault path wins; otherwise, among the files with that name (whose path ends with the
    target when it names folders), one in the source note's own folder; otherwise the shortest
    path (ties broken alphabetically, so the answer never depends on scan order).
@@ -19,9 +22,17 @@ to keep incremental sync equal to a rebuild.
 from __future__ import annotations
 
 import posixpath
+import unicodedata
 from collections.abc import Iterable
 
-__all__ = ["LinkResolver", "file_key", "target_key"]
+__all__ = ["LinkResolver", "file_key", "fold", "target_key"]
+
+
+def fold(text: str) -> str:
+    """Text as names are compared: NFC-normalised and lower-cased (ASCII stays cheap)."""
+    if text.isascii():
+        return text.lower()
+    return unicodedata.normalize("NFC", text).lower()
 
 
 def _strip_md(name: str) -> str:
@@ -30,12 +41,12 @@ def _strip_md(name: str) -> str:
 
 def file_key(path: str) -> str:
     """The key under which a file can be found by name: notes without ``.md``."""
-    return _strip_md(path.rsplit("/", 1)[-1]).lower()
+    return fold(_strip_md(path.rsplit("/", 1)[-1]))
 
 
 def target_key(target: str) -> str:
     """The file-name key a link target depends on ("" for a same-note link)."""
-    return _strip_md(target.strip().rsplit("/", 1)[-1]).lower()
+    return fold(_strip_md(target.strip().rsplit("/", 1)[-1]))
 
 
 class LinkResolver:
@@ -47,7 +58,7 @@ class LinkResolver:
         self._by_path: dict[str, str] = {}
         self._by_key: dict[str, list[str]] = {}
         for path in paths:
-            low = path.lower()
+            low = fold(path)
             # Paths differing only in case: the answer must not depend on the order given.
             if low not in self._by_path or path < self._by_path[low]:
                 self._by_path[low] = path
@@ -56,11 +67,17 @@ class LinkResolver:
             candidates.sort(key=lambda p: (len(p), p))
         self._cache: dict[tuple[str, str, str], str | None] = {}
 
-    def resolve(self, source: str, target: str, syntax: str = "wiki") -> str | None:
-        """The vault path ``target`` leads to from note ``source``, or None if unresolved."""
+    def resolve(
+        self, source: str, target: str, syntax: str = "wiki", *, subpath: str | None = None
+    ) -> str | None:
+        """The vault path ``target`` leads to from note ``source``, or None if unresolved.
+
+        Give the link's ``subpath`` to tell ``[[#H]]`` (the source itself) from ``[[|alias]]``
+        (no target and no subpath: unresolved).
+        """
         target = target.strip()
         if not target:
-            return source
+            return None if subpath == "" else source
         folder = source.rsplit("/", 1)[0] if "/" in source else ""
         key = (folder, target, syntax)
         if key in self._cache:
@@ -70,7 +87,7 @@ class LinkResolver:
         return found
 
     def _exact(self, path: str) -> str | None:
-        low = path.lower()
+        low = fold(path)
         hit = self._by_path.get(low)
         if hit is None and not low.endswith(".md"):
             hit = self._by_path.get(low + ".md")
@@ -95,8 +112,8 @@ class LinkResolver:
         if not candidates:
             return None
         if "/" in target:
-            suffix = "/" + _strip_md(target).lower()
-            candidates = [c for c in candidates if _strip_md(c).lower().endswith(suffix)]
+            suffix = "/" + fold(_strip_md(target))
+            candidates = [c for c in candidates if fold(_strip_md(c)).endswith(suffix)]
             if not candidates:
                 return None
         name = target.rsplit("/", 1)[-1].lower()
