@@ -24,7 +24,7 @@ def vp(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
 def test_index_then_query(example_vault: Path) -> None:
     out = vp("index", "--vault", str(example_vault))
     assert out.returncode == 0, out.stderr
-    assert "47 notes" in out.stdout and "5 unresolved" in out.stdout
+    assert "47 notes" in out.stdout and "6 unresolved" in out.stdout
 
     found = json.loads(vp("search", "pgloader", "--vault", str(example_vault), "--json").stdout)
     assert {
@@ -41,7 +41,7 @@ def test_index_then_query(example_vault: Path) -> None:
     unresolved = json.loads(vp("unresolved", "--json", "--vault", str(example_vault)).stdout)
     assert unresolved == {
         "Daily/2025-11-12.md": {"Future Ideas": 1},
-        "Inbox.md": {"DB Migration": 1, "Kubernetes Upgrade": 1},
+        "Inbox.md": {"DB Migration": 1, "Kubernetes Upgrade": 1, "Old Ideas Dump": 1},
         "Projects/2025/Q4 Goals.md": {"Hiring Plan 2026": 1},
         "Projects/Database Migration.md": {"Future Ideas": 1},
     }

@@ -16,7 +16,7 @@ from vaultpilot.errors import InvalidArgumentError, NotFoundError
 from vaultpilot.index.lookup import folder_note_counts
 from vaultpilot.index.metadata import NoteFilter, find_notes
 from vaultpilot.tools.context import ToolContext
-from vaultpilot.tools.filters import describe_filters, note_filter
+from vaultpilot.tools.filters import add_note_dates, describe_filters, note_filter
 from vaultpilot.tools.models import QueryVaultParams
 from vaultpilot.tools.notes import folder_arg, note_infos, resolve_note
 from vaultpilot.tools.ranking import RankRequest
@@ -76,6 +76,7 @@ def _semantic(ctx: ToolContext, p: QueryVaultParams) -> QueryResult:
         detailed=p.response_format == "detailed",
         excerpts={h.path: h.snippet for h in hits},
     )
+    add_note_dates(ctx, results, p.filters)
     suggestion = None
     narrowed = describe_filters(p.filters, p.path)
     if not hits:
@@ -189,6 +190,7 @@ def _related(ctx: ToolContext, p: QueryVaultParams) -> QueryResult:
         detailed=p.response_format == "detailed",
         relations={r.path: r.relation for r in shown},
     )
+    add_note_dates(ctx, results, p.filters)
     suggestion = None
     if not related:
         suggestion = (
@@ -231,8 +233,14 @@ def _metadata(ctx: ToolContext, p: QueryVaultParams, *, recent: bool = False) ->
     if p.query and not recent:
         ranked = _semantic(ctx, p)
         return ranked
-    paths, total = find_notes(ctx.conn, filt or NoteFilter(), order="modified", limit=p.limit)
+    rng = p.filters.date_range if p.filters else None
+    # A dateRange on the note's own date (no 'field') lists notes by that date, newest first.
+    by_date = rng is not None and "field" not in rng.model_fields_set
+    paths, total = find_notes(
+        ctx.conn, filt or NoteFilter(), order="date" if by_date else "modified", limit=p.limit
+    )
     results = note_infos(ctx, [(path, 1.0) for path in paths], detailed=detailed)
+    add_note_dates(ctx, results, p.filters)
     what = describe_filters(p.filters, p.path)
     suggestion = None
     if total == 0:
