@@ -4,13 +4,24 @@ The data directory holds ``index.db`` (derived, rebuildable) and ``memory.db`` (
 default it is a per-user folder from platformdirs, with one sub-folder per vault keyed by the
 vault's real path, so two vaults never share an index and sync services never carry our files.
 ``--data-dir`` and ``VAULTPILOT_DATA_DIR`` override the root.
+
+The index holds the text of every note and memory.db the conversations, so on POSIX everything
+vaultpilot keeps there is its owner's alone: ``private_dir`` creates folders 0700 and
+``private_database`` creates a database file 0600 before SQLite opens it (SQLite gives its
+``-wal``/``-shm``/``-journal`` files the database file's mode, so they follow). Both tighten an
+existing folder or file that is looser, when it is ours (another user's file is left alone: we
+could not change it, and it is not ours to change). ``tighten`` does the same for one path, e.g.
+a lock file. A file system that refuses the change (some network or FAT mounts) is logged, not
+fatal. On Windows the permissions are the per-user folder's ACLs, so these only create.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -24,12 +35,22 @@ __all__ = [
     "data_root",
     "find_vault",
     "memory_db_path",
+    "private_database",
+    "private_dir",
+    "tighten",
     "vault_data_dir",
 ]
+
+log = logging.getLogger(__name__)
 
 DATA_DIR_ENV = "VAULTPILOT_DATA_DIR"
 VAULT_ENV = "VAULTPILOT_VAULT"
 _APP = "vaultpilot"
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+_POSIX = os.name == "posix"
+# SQLite's companions of a database file, created beside it with the database file's mode.
+_SIDECARS = ("-wal", "-shm", "-journal")
 
 
 def data_root(override: str | Path | None = None, env: Mapping[str, str] | None = None) -> Path:
@@ -72,3 +93,58 @@ def find_vault(flag: str | Path | None, env: Mapping[str, str] | None = None) ->
             f"Vault path '{raw}' is not a folder. Pass the folder that holds your notes."
         )
     return path.resolve()
+
+
+def tighten(path: Path, mode: int = FILE_MODE) -> None:
+    """Drop any permission of ``path`` beyond ``mode`` (POSIX), if the path is ours and looser.
+
+    A missing path is fine (nothing to protect); another user's is left alone.
+    """
+    if not _POSIX:
+        return
+    try:
+        st = os.stat(path)
+        current = stat.S_IMODE(st.st_mode)
+        if current & ~mode and st.st_uid == os.getuid():
+            os.chmod(path, current & mode)
+    except FileNotFoundError:
+        return
+    except OSError as exc:  # a file system without POSIX modes: nothing better to do
+        log.warning("could not make %s private (mode %o): %s", path, mode, exc.strerror)
+
+
+def private_dir(path: Path) -> Path:
+    """Create ``path`` and its missing parents with mode 0700; tighten ``path`` if looser.
+
+    Raises OSError when a folder cannot be created (or ``path`` is a file); callers turn it into
+    their own error.
+    """
+    missing: list[Path] = []
+    probe = path
+    while not probe.exists() and probe.parent != probe:
+        missing.append(probe)
+        probe = probe.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=DIR_MODE)  # the mode applies at creation: never briefly open
+        except FileExistsError:  # made by another process meanwhile
+            if not folder.is_dir():
+                raise
+    if not path.is_dir():
+        raise NotADirectoryError(f"{path} is not a folder")
+    tighten(path, DIR_MODE)
+    return path
+
+
+def private_database(path: Path) -> Path:
+    """Prepare ``path`` for ``sqlite3.connect``: its folder private, the file created 0600.
+
+    An empty file is a valid empty database. Creating it ourselves first is what makes SQLite's
+    ``-wal`` and ``-shm`` files 0600 too, whatever the umask; existing ones are tightened.
+    """
+    private_dir(path.parent)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    os.close(fd)
+    for name in ("", *_SIDECARS):
+        tighten(path.with_name(path.name + name), FILE_MODE)
+    return path

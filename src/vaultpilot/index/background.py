@@ -45,6 +45,7 @@ from vaultpilot.errors import ExternalError, SetupError, StorageError
 from vaultpilot.index.db import connect
 from vaultpilot.index.embedding.base import Embedder
 from vaultpilot.index.semantic import EmbeddingStatus, embed_pending
+from vaultpilot.locations import tighten
 
 __all__ = [
     "BackgroundEmbedder",
@@ -121,6 +122,7 @@ class EmbedLock:
         except OSError:
             os.close(fd)
             return False
+        tighten(self.path)  # created 0600 above; an older, looser one is made so here
         os.ftruncate(fd, 0)
         os.lseek(fd, 0, os.SEEK_SET)
         os.write(fd, f"{os.getpid()} {self.role}".encode())

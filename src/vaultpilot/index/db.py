@@ -1,8 +1,10 @@
 """The index database: connection settings and its append-only migrations.
 
 ``index.db`` is derived from the vault and can always be rebuilt; deleting it loses nothing.
-SQLite runs in WAL mode with one writer. Connections use autocommit (``isolation_level=None``)
-and the code opens explicit transactions, so a sync is one transaction.
+It holds every note's text, so ``connect`` creates it 0600 in a 0700 folder and tightens looser
+ones (``locations.private_database``). SQLite runs in WAL mode with one writer. Connections use
+autocommit (``isolation_level=None``) and the code opens explicit transactions, so a sync is one
+transaction.
 
 Tables
 ------
@@ -31,6 +33,7 @@ import sqlite3
 from pathlib import Path
 
 from vaultpilot.errors import StorageError
+from vaultpilot.locations import private_database
 from vaultpilot.migrate import Migration, apply, run_statements
 
 __all__ = ["MIGRATIONS", "connect"]
@@ -166,7 +169,7 @@ MIGRATIONS: list[Migration] = [create_core_tables, create_fts, add_semantic_chun
 def connect(path: Path) -> sqlite3.Connection:
     """Open (creating if needed) the index at ``path`` and bring its schema up to date."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_database(path)  # every note's text is in here: 0600 in a 0700 folder
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
@@ -179,5 +182,8 @@ def connect(path: Path) -> sqlite3.Connection:
             f"Could not open the index at {path}: {exc}. Delete the file to rebuild it."
         ) from None
     except OSError as exc:
-        raise StorageError(f"Could not create the index folder {path.parent}: {exc}.") from None
+        raise StorageError(
+            f"Could not create the index at {path}: {exc.strerror or exc}. Check that its folder "
+            "can be written, or pass another --data-dir."
+        ) from None
     return conn

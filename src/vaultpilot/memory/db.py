@@ -2,10 +2,12 @@
 
 Contract:
 
-* ``connect(path)`` creates the folder and the file if needed, sets WAL mode and a busy timeout
-  (several agent processes may start at once), applies every migration not yet recorded, and
-  returns a connection in autocommit mode (``isolation_level=None``; callers that need a
-  transaction issue ``BEGIN``). Failures raise ``StorageError`` with the path in the message.
+* ``connect(path)`` creates the folder (0700) and the file (0600, so its ``-wal``/``-shm`` files
+  are too) if needed and tightens looser existing ones (``locations.private_database``), sets
+  WAL mode and a busy timeout (several agent processes may start at once), applies every
+  migration not yet recorded, and returns a connection in autocommit mode
+  (``isolation_level=None``; callers that need a transaction issue ``BEGIN``). Failures raise
+  ``StorageError`` with the path in the message.
 * ``MIGRATIONS`` is append-only: to change the schema, write a new named function and append it.
   Each migration uses ``IF NOT EXISTS`` so that two processes migrating the same new database at
   the same moment both succeed (see ``connect``).
@@ -17,6 +19,7 @@ import sqlite3
 from pathlib import Path
 
 from vaultpilot.errors import StorageError
+from vaultpilot.locations import private_database
 from vaultpilot.migrate import Migration, apply
 
 __all__ = [
@@ -118,7 +121,7 @@ MIGRATIONS: list[Migration] = [create_tool_registry, create_conversations]
 def connect(path: Path) -> sqlite3.Connection:
     """Open (creating if needed) the memory database at ``path`` and bring its schema up to date."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_database(path)  # conversations: 0600 in a 0700 folder, -wal/-shm alike
         conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
     except (OSError, sqlite3.Error) as exc:
         raise StorageError(f"Could not open the memory database '{path}': {exc}.") from None

@@ -13,16 +13,41 @@ Beyond the specification, and documented in the field descriptions:
 * ``obsidian_vault_manager`` takes ``expectedVersion`` (refuse a write if the note changed since
   it was read) and ``recursive`` (needed, with ``confirmDestructive``, to delete a folder that is
   not empty).
+
+Every free-text parameter and every list is bounded, so no call can hold the vault's lock for
+long on a giant argument: queries ``QUERY_MAX`` characters, paths, titles and folders
+``NAME_MAX``, tags ``TAG_MAX``, other short values ``SHORT_MAX``, lists and objects
+``ITEMS_MAX`` entries (or less where the tool says), the conditions of one ``filters`` together
+``FILTERS_MAX`` (they make one SQL expression, whose depth SQLite caps), note content the
+index's per-note maximum (``MAX_NOTE_BYTES`` characters, and as many bytes in UTF-8: a larger
+note would never be indexed). The limits show in the schema as ``maxLength``/``maxItems``; the
+registry says which limit a refused call broke and what to do.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+from vaultpilot.index.scan import MAX_NOTE_BYTES
 
 __all__ = [
+    "FILTERS_MAX",
+    "ITEMS_MAX",
+    "NAME_MAX",
+    "QUERY_MAX",
+    "SHORT_MAX",
+    "TAG_MAX",
     "ContextType",
     "DateRange",
     "GetContextParams",
@@ -56,6 +81,33 @@ VaultOperation = Literal[
     "bulk_update_metadata",
 ]
 ResponseFormat = Literal["detailed", "concise"]
+
+QUERY_MAX = 1_000  # characters of a search query (a question is far shorter)
+NAME_MAX = 500  # a note path, title or folder (file systems stop near 255 per name)
+TAG_MAX = 200
+SHORT_MAX = 100  # dates, versions
+ITEMS_MAX = 1_000  # entries of a list or object that has no smaller limit of its own
+FILTERS_MAX = 100  # filter conditions and values in one query, all counted together
+
+
+def _fits_a_note(text: str | None) -> str | None:
+    # maxLength counts characters; the index's limit is in bytes, and a note written larger
+    # would be on disk but never indexed (unreadable by the tools). Checked after maxLength, so
+    # a giant string is refused before it is encoded.
+    if text is not None and len(text) * 4 > MAX_NOTE_BYTES:  # only then can it be too large
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > MAX_NOTE_BYTES:
+            raise PydanticCustomError(
+                "note_too_large",
+                "Note content is {size} bytes; at most {max_bytes} fit in a note",
+                {"size": size, "max_bytes": MAX_NOTE_BYTES},
+            )
+    return text
+
+
+_Name = Annotated[str, Field(max_length=NAME_MAX)]
+_Tag = Annotated[str, Field(max_length=TAG_MAX)]
+_Content = Annotated[str | None, Field(max_length=MAX_NOTE_BYTES), AfterValidator(_fits_a_note)]
 Scalar = str | int | float | bool
 # In the schema a value is any scalar, and a property value any JSON; the descriptions say what
 # fits. (Spelling out every type union for each operator would triple the schema's size.)
@@ -80,8 +132,10 @@ class PropertyOps(_Params):
 
     eq: _AnyScalar = None
     ne: _AnyScalar = None
+    # QueryFilters bounds this list (FILTERS_MAX) and every text here (QUERY_MAX): a limit on a
+    # field would drown its one clear message in an error per member of the PropertyValue union.
     in_: Annotated[list[Scalar] | None, WithJsonSchema({"type": "array"})] = Field(None, alias="in")
-    contains: str | None = None
+    contains: str | None = None  # a LIKE scan: QueryFilters bounds it (QUERY_MAX)
     gt: _AnyScalar = None
     gte: _AnyScalar = None
     lt: _AnyScalar = None
@@ -96,8 +150,10 @@ class DateRange(_Params):
     """A time window on the notes' modified (default) or created date."""
 
     days: int | None = Field(None, ge=1, description="The last N days.")
-    from_: str | None = Field(None, alias="from", description="YYYY-MM-DD, inclusive.")
-    to: str | None = Field(None, description="YYYY-MM-DD, inclusive.")
+    from_: str | None = Field(
+        None, alias="from", max_length=SHORT_MAX, description="YYYY-MM-DD, inclusive."
+    )
+    to: str | None = Field(None, max_length=SHORT_MAX, description="YYYY-MM-DD, inclusive.")
     field: Literal["modified", "created"] = Field(
         "modified", description="'created' reads the 'created' (or 'date') property."
     )
@@ -108,27 +164,72 @@ class QueryFilters(_Params):
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
 
-    tags: list[str] | None = Field(
-        None, description="All required; nested tags count ('project' matches 'project/active')."
+    tags: list[_Tag] | None = Field(
+        None,
+        max_length=FILTERS_MAX,
+        description="All required; nested tags count ('project' matches 'project/active').",
     )
-    folder: str | None = Field(None, description="This folder or below.")
+    folder: str | None = Field(None, max_length=NAME_MAX, description="This folder or below.")
     date_range: DateRange | None = Field(None, description="E.g. {days: 7}.")
     properties: dict[str, _AnyValue] | None = Field(
         None,
+        max_length=FILTERS_MAX,
         description="{status: 'active'}, {status: ['a', 'b']} (any of), {priority: {gte: 2}}, "
         "{attendees: {contains: 'Priya'}}, {owner: {exists: true}}; operators: eq ne in "
         "contains gt gte lt lte exists.",
     )
     depth: int | None = Field(None, ge=1, le=10, description="list_structure levels (default 2).")
 
+    @model_validator(mode="after")
+    def _bounded(self) -> QueryFilters:
+        # Every condition and every listed value becomes a term of one SQL expression, whose
+        # depth SQLite caps at 1,000: count them all, including property keys given at the top
+        # level (``model_extra``, validated later by tools.filters).
+        given = [*(self.properties or {}).items(), *(self.model_extra or {}).items()]
+        for name, _ in given:
+            _weight(name)  # a property name is compared too: the same length limit
+        count = len(self.tags or []) + sum(_weight(value) for _, value in given)
+        if count > FILTERS_MAX:
+            raise PydanticCustomError(
+                "too_many_filters",
+                "{count} filter conditions; at most {max_items} are combined",
+                {"count": count, "max_items": FILTERS_MAX},
+            )
+        return self
+
+
+def _weight(value: object, depth: int = 0) -> int:
+    """How many conditions a property filter adds; refuses a value too long to compare."""
+    if isinstance(value, PropertyOps):
+        value = value.model_dump(exclude_none=True)
+    if depth > 2:  # deeper is no valid filter (tools.filters says so); never recurse on it
+        return 1
+    if isinstance(value, dict):
+        return sum(_weight(v, depth + 1) for v in value.values()) or 1
+    if isinstance(value, list):
+        return sum(_weight(v, depth + 1) for v in value) or 1
+    if isinstance(value, str) and len(value) > QUERY_MAX:
+        raise PydanticCustomError(
+            "filter_value_too_long",
+            "A property name or value has {length} characters; at most {max_length} are compared",
+            {"length": len(value), "max_length": QUERY_MAX},
+        )
+    return 1
+
 
 class QueryVaultParams(_Params):
     query_type: QueryType = Field(description="See the tool description.")
     query: str | None = Field(
-        None, description="Required for semantic_search; optional for search_by_metadata."
+        None,
+        max_length=QUERY_MAX,
+        description="Required for semantic_search; optional for search_by_metadata.",
     )
-    path: str = Field("", description="Folder for list_structure ('' = root), else a filter.")
-    reference_note: str | None = Field(None, description="find_related: a note path or title.")
+    path: str = Field(
+        "", max_length=NAME_MAX, description="Folder for list_structure ('' = root), else a filter."
+    )
+    reference_note: str | None = Field(
+        None, max_length=NAME_MAX, description="find_related: a note path or title."
+    )
     filters: QueryFilters | None = Field(
         None, description="For search_by_metadata; also narrows the other query types."
     )
@@ -138,10 +239,12 @@ class QueryVaultParams(_Params):
 
 class GetContextParams(_Params):
     context_type: ContextType = Field(description="See the tool description.")
-    target: str | None = Field(None, description="A note path or title.")
-    targets: list[str] | None = Field(None, max_length=20, description="read_multiple (max 20).")
+    target: str | None = Field(None, max_length=NAME_MAX, description="A note path or title.")
+    targets: list[_Name] | None = Field(None, max_length=20, description="read_multiple (max 20).")
     date: str | None = Field(
-        None, description="daily_note: 'today', 'yesterday', 'tomorrow' or 'YYYY-MM-DD'."
+        None,
+        max_length=SHORT_MAX,
+        description="daily_note: 'today', 'yesterday', 'tomorrow' or 'YYYY-MM-DD'.",
     )
     include_metadata: bool = Field(True, description="Include frontmatter.")
     include_backlinks: bool = Field(False, description="Also list linking notes.")
@@ -153,25 +256,33 @@ class GetContextParams(_Params):
 
 class VaultManagerParams(_Params):
     operation: VaultOperation = Field(description="See the tool description.")
-    target: str | None = Field(None, description="Note or folder path (a note may be a title).")
-    targets: list[str] | None = Field(None, max_length=500, description="Bulk: paths or titles.")
-    content: str | None = Field(
+    target: str | None = Field(
+        None, max_length=NAME_MAX, description="Note or folder path (a note may be a title)."
+    )
+    targets: list[_Name] | None = Field(None, max_length=500, description="Bulk: paths or titles.")
+    content: _Content = Field(
         None,
         description="Markdown. update_note: the whole new note (without frontmatter it keeps "
         "its own).",
     )
     destination: str | None = Field(
-        None, description="A folder ('/' = root), or for move_note a new '.md' path."
+        None,
+        max_length=NAME_MAX,
+        description="A folder ('/' = root), or for move_note a new '.md' path.",
     )
     metadata: dict[str, Any] | None = Field(
-        None, description="Frontmatter to set (null removes a key); bulk_tag: see above."
+        None,
+        max_length=ITEMS_MAX,
+        description="Frontmatter to set (null removes a key); bulk_tag: see above.",
     )
     metadata_changes: dict[str, Any] | None = Field(
-        None, description="bulk_update_metadata: keys to set (null removes)."
+        None, max_length=ITEMS_MAX, description="bulk_update_metadata: keys to set (null removes)."
     )
     confirm_destructive: bool = Field(False, description="Required for deletes.")
     create_folders: bool = Field(True, description="Create missing parent folders.")
     expected_version: str | None = Field(
-        None, description="The 'version' you read; refused if the note changed since."
+        None,
+        max_length=SHORT_MAX,
+        description="The 'version' you read; refused if the note changed since.",
     )
     recursive: bool = Field(False, description="delete_folder on a non-empty folder.")
