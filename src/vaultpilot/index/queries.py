@@ -77,7 +77,7 @@ def fts_query(text: str) -> str:
         words = re.findall(r"\w+", phrase)
         if words:
             parts.append('"' + " ".join(words) + '"')
-    return " ".join(parts)
+    return " ".join(dict.fromkeys(parts))  # a repeated word adds nothing but cost
 
 
 def _prefix_range(column: str, value: str) -> tuple[str, list[str]]:

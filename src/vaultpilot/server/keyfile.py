@@ -25,6 +25,7 @@ import stat
 from pathlib import Path
 
 from vaultpilot.errors import SetupError
+from vaultpilot.locations import private_dir
 
 __all__ = [
     "KEY_ENV",
@@ -84,7 +85,7 @@ def read_key(path: Path) -> str:
 
 
 def _write_atomic(path: Path, key: str, *, exclusive: bool) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
