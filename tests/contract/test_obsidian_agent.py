@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -316,3 +317,55 @@ def test_a_crash_inside_the_agent_still_gives_one_json_reply() -> None:
     logs = [json.loads(line) for line in proc.stderr.decode().splitlines()]
     crash = next(log for log in logs if log["event"] == "agent.crashed")
     assert "RuntimeError: kaput" in crash["traceback"]
+
+
+# --- protected reads, hidden names and the vault's write lock -----------------------------------
+
+
+@pytest.mark.parametrize("name", [".obsidian/app", ".trash/old", ".git/config"])
+def test_reads_of_protected_folders_are_refused(sandbox: Path, name: str) -> None:
+    vault = sandbox / "vault"
+    target = vault / f"{name}.md"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("private settings\n", encoding="utf-8")
+    reply = run_agent("obsidian_agent", note_request("read_note", vault, note_name=name)).reply
+    assert (reply["code"], reply["result"]) == (3, None)
+    assert "note tools do not read it" in reply["error"]
+    assert "private settings" not in json.dumps(reply)
+
+
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        (".hidden/x", "hidden name"),
+        (".obsidian./x", "ending in a dot or a space"),
+        (".git /config", "ending in a dot or a space"),
+        ("Note ", "ending in a dot or a space"),
+        ("CON", "Windows reserves"),
+        ("Projects/a?b", "'?'"),
+    ],
+)
+def test_hidden_and_non_portable_names_are_not_created(sandbox: Path, name: str, says: str) -> None:
+    before = tree(sandbox)
+    sent = note_request("create_note", sandbox / "vault", note_name=name, content="x\n")
+    reply = run_agent("obsidian_agent", sent).reply
+    assert reply["code"] == 3 and says in reply["error"], reply["error"]
+    assert tree(sandbox) == before
+
+
+def test_a_write_waits_for_the_vault_lock_then_answers_busy(sandbox: Path, data_dir: Path) -> None:
+    from vaultpilot.locations import vault_data_dir
+    from vaultpilot.vault.lock import LOCK_NAME, write_lock
+
+    vault = sandbox / "vault"
+    before = tree(sandbox)
+    env = {**os.environ, "VAULTPILOT_LOCK_WAIT": "0.3"}
+    with write_lock(vault_data_dir(vault, data_dir) / LOCK_NAME):  # another writer at work
+        for action in ("create_note", "update_note"):
+            sent = note_request(action, vault, note_name="Projects/Plan", content="mine\n")
+            reply = run_agent("obsidian_agent", sent, env=env).reply
+            assert reply["code"] == 3
+            assert reply["error"].startswith("Another vaultpilot process is writing to this vault")
+    assert tree(sandbox) == before
+    sent = note_request("update_note", vault, note_name="Projects/Plan", content="mine\n")
+    assert run_agent("obsidian_agent", sent, env=env).reply["code"] == 0

@@ -175,7 +175,8 @@ def test_symlink_into_a_protected_folder_is_refused_for_writes(root: Path) -> No
     with pytest.raises(PathRefusedError, match=r"leads into \.obsidian/"):
         replace_note(root, "app-link.json", "{}", TextFormat())
     assert sorted(p.name for p in (root / ".obsidian").iterdir()) == ["app.json"]
-    assert read_note(root, "cfg/app.json").text == "{}"
+    with pytest.raises(PathRefusedError, match=r"is inside \.obsidian/ \(through a symbolic link"):
+        read_note(root, "cfg/app.json")
 
 
 def test_trash_symlinked_outside_is_refused(root: Path, outside: Path) -> None:
@@ -396,3 +397,113 @@ def test_mixed_line_endings_survive_an_edit_byte_for_byte(tmp_path: Path) -> Non
     same = read_note(root, "m.md")
     replace_note(root, "m.md", same.text + "\nappended\n", same.fmt)
     assert (root / "m.md").read_bytes().endswith(b"body two\nlast\r\nappended\r\n")
+
+
+# --- Portable names, hidden folders, protected reads ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rel", "says"),
+    [
+        (".obsidian./x.md", "ending in a dot or a space"),
+        (".git /config", "ending in a dot or a space"),
+        ("Note .md", "ending in a dot or a space"),
+        ("Folder./Note.md", "ending in a dot or a space"),
+        ("Work /Note.md", "ending in a dot or a space"),
+        ("CON.md", "Windows reserves"),
+        ("nul", "Windows reserves"),
+        ("Projects/com1.txt.md", "Windows reserves"),
+        ("LPT9/x.md", "Windows reserves"),
+        ("Aux.md", "Windows reserves"),
+        ("a<b.md", "'<'"),
+        ("What?.md", "'?'"),
+        ('say "hi".md', "'\"'"),
+        ("Meeting: notes.md", "':'"),
+        ("pipe|.md", "'|'"),
+        ("star*.md", "'*'"),
+        ("tab\there.md", "'\\t'"),
+        (".hidden/x.md", "hidden name '.hidden'"),
+        ("Projects/.drafts/x.md", "hidden name '.drafts'"),
+        (".x.md", "hidden name '.x.md'"),
+    ],
+)
+def test_names_that_are_hidden_or_not_portable_are_never_created(
+    root: Path, rel: str, says: str
+) -> None:
+    write(root, "Note.md", "n\n")
+    before = _tree(root)
+    for call in (
+        lambda: create_note(root, rel, "x\n"),
+        lambda: create_folder(root, rel),
+        lambda: move_path(root, "Note.md", rel),
+        lambda: replace_note(root, rel, "x\n", TextFormat()),
+    ):
+        with pytest.raises(PathRefusedError) as err:
+            call()
+        assert says in str(err.value), str(err.value)
+    assert _tree(root) == before
+
+
+def test_existing_oddly_named_notes_can_still_be_read_and_moved_away(root: Path) -> None:
+    write(root, "Odd .md", "odd\n")
+    assert read_note(root, "Odd .md").text == "odd\n"
+    move_path(root, "Odd .md", "Fixed.md")
+    assert _tree(root) == {"Fixed.md": b"odd\n"}
+
+
+def test_console_names_inside_other_words_are_fine(root: Path) -> None:
+    for rel in ("Console.md", "Contacts/Auxiliary.md", "NULL.md", "com10.md"):
+        create_note(root, rel, "ok\n")
+    assert read_note(root, "com10.md").text == "ok\n"
+
+
+@pytest.mark.parametrize("rel", [".obsidian/app.json", ".git/config", ".trash/Old.md"])
+def test_protected_folders_are_not_read_as_notes(root: Path, rel: str) -> None:
+    write(root, rel, "secret config\n")
+    with pytest.raises(PathRefusedError, match="note tools do not read it"):
+        read_note(root, rel)
+
+
+# --- Compare right before the rename --------------------------------------------------------------
+
+
+def test_a_change_after_the_read_is_refused_even_without_an_expected_version(root: Path) -> None:
+    write(root, "Note.md", "v1\n")
+    seen = read_note(root, "Note.md")
+    write(root, "Note.md", "v1 and a line saved in place\n")
+    with pytest.raises(StaleVersionError, match="changed since you read it"):
+        replace_note(root, "Note.md", "v1\nmine\n", seen.fmt, base=seen)
+    assert (root / "Note.md").read_bytes() == b"v1 and a line saved in place\n"
+    assert sorted(p.name for p in root.iterdir()) == ["Note.md"]
+
+
+def test_same_size_same_mtime_change_is_caught_by_the_hash(root: Path) -> None:
+    path = write(root, "Note.md", "aaaa\n")
+    seen = read_note(root, "Note.md")
+    path.write_bytes(b"bbbb\n")
+    os.utime(path, ns=(seen.mtime_ns, seen.mtime_ns))  # an editor within one clock tick
+    with pytest.raises(StaleVersionError):
+        replace_note(root, "Note.md", "mine\n", seen.fmt, base=seen)
+    assert path.read_bytes() == b"bbbb\n"
+    assert sorted(p.name for p in root.iterdir()) == ["Note.md"]
+
+
+def test_a_replace_based_on_the_current_text_succeeds_and_leaves_no_temp(root: Path) -> None:
+    write(root, "Note.md", "v1\n")
+    seen = read_note(root, "Note.md")
+    new = replace_note(root, "Note.md", "v2\n", seen.fmt, base=seen, expected_version=seen.version)
+    assert new.version == content_version(b"v2\n")
+    assert sorted(p.name for p in root.iterdir()) == ["Note.md"]
+
+
+def test_temp_files_are_recognised_and_removed(root: Path) -> None:
+    from vaultpilot.vault.files import is_temp_name, remove_temp_files
+
+    write(root, "A/.vaultpilot-0123456789ab.tmp", "half")
+    write(root, ".vaultpilot-ba9876543210.tmp", "half")
+    write(root, "A/.vaultpilot-notes.tmp", "someone's own file")
+    assert is_temp_name(".vaultpilot-0123456789ab.tmp")
+    assert not is_temp_name(".vaultpilot-notes.tmp") and not is_temp_name("x.md")
+    paths = ["A/.vaultpilot-0123456789ab.tmp", ".vaultpilot-ba9876543210.tmp", "A/x.md"]
+    assert remove_temp_files(root, paths) == 2
+    assert _tree(root) == {"A": None, "A/.vaultpilot-notes.tmp": b"someone's own file"}

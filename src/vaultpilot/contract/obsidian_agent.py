@@ -9,7 +9,12 @@ Contract (spec ``000_e03d1b2efb812368.txt``; gaps closed as ``spec/README.md`` s
   ``update_note``; ``payload`` names ``vault_path``, ``note_name`` and, to write, ``content``.
 * ``note_name`` may name a subfolder (``Projects/Plan``) and may end in ``.md``; otherwise ``.md``
   is added. It never leaves the vault (``..``, absolute paths, symlinks out are refused), and
-  ``.obsidian/``, ``.git/`` and ``.trash/`` are never written.
+  ``.obsidian/``, ``.git/`` and ``.trash/`` are never read nor written; names that are hidden
+  (``.x``) or not portable (trailing dot or space, ``CON``, ``<>:"|?*``) are never created.
+* Writes hold the vault's write lock, the same file the server and ``vaultpilot tool`` use (in
+  the vault's data folder: ``VAULTPILOT_DATA_DIR`` or the per-user default), waiting at most
+  ``VAULTPILOT_LOCK_WAIT`` seconds (default 10) before answering code 3 "Another vaultpilot
+  process is writing to this vault; nothing was written".
 * ``create_note`` never overwrites (missing folders are created); ``update_note`` only replaces an
   existing note, keeping its line endings and byte-order mark. ``read_note`` returns the note's
   text with ``\\n`` line endings and without a byte-order mark.
@@ -23,8 +28,9 @@ Contract (spec ``000_e03d1b2efb812368.txt``; gaps closed as ``spec/README.md`` s
   field missing, empty or not a string: "Missing 'vault_path' in parameters"); code 3 the vault
   operation failed (no such vault or note, note exists, path refused, I/O).
 
-Only the standard library, ``wire``, ``jsonlog`` and ``vault.files`` are imported: no pydantic,
-typer or rich, so a round trip stays far below its 150 ms budget (``bench/bench_contract.py``).
+Only the standard library, ``wire``, ``jsonlog``, ``vault.files``, ``vault.lock`` and (to write)
+``locations`` are imported: no pydantic, typer or rich, so a round trip stays far below its
+150 ms budget (``bench/bench_contract.py``).
 """
 
 from __future__ import annotations
@@ -53,11 +59,13 @@ from vaultpilot.errors import (
     VaultpilotError,
 )
 from vaultpilot.vault import files
+from vaultpilot.vault.lock import DEFAULT_WAIT, LOCK_NAME, write_lock
 
 __all__ = ["ACTIONS", "TOOL", "NoteCommand", "handle", "main", "parse_command"]
 
 TOOL = "obsidian_agent"
 ACTIONS = ("create_note", "read_note", "update_note")
+LOCK_WAIT_ENV = "VAULTPILOT_LOCK_WAIT"
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +136,23 @@ def execute(command: NoteCommand, *, cwd: Path) -> str:
             ) from None
     files.confine(root, rel, write=True)  # refuse escapes and protected folders before anything
     assert command.content is not None
+    from vaultpilot.locations import data_root, vault_data_dir  # only writes need it
+
+    with write_lock(vault_data_dir(root, data_root()) / LOCK_NAME, timeout=_lock_wait()):
+        return _write(command, root, rel)
+
+
+def _lock_wait() -> float:
+    raw = os.environ.get(LOCK_WAIT_ENV, "")
+    try:
+        return min(max(float(raw), 0.0), 600.0) if raw else DEFAULT_WAIT
+    except ValueError:
+        return DEFAULT_WAIT
+
+
+def _write(command: NoteCommand, root: Path, rel: str) -> str:
+    name = command.note_name
+    assert command.content is not None
     if command.action == "create_note":
         try:
             files.create_note(root, rel, command.content)
@@ -144,7 +169,7 @@ def execute(command: NoteCommand, *, cwd: Path) -> str:
         raise NotFoundError(
             f"Note '{name}' does not exist ('{rel}' not found); use create_note to create it."
         ) from None
-    files.replace_note(root, rel, command.content, current.fmt, expected_version=current.version)
+    files.replace_note(root, rel, command.content, current.fmt, base=current)
     return f"Note '{name}' updated successfully."
 
 

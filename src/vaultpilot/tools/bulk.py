@@ -3,7 +3,8 @@
 Each target is handled on its own: one that cannot be changed (missing, ambiguous, a conflict,
 invalid frontmatter) is reported in ``failures`` with the reason, and the others are still
 changed. ``partialSuccess`` is true when some targets succeeded and some failed; ``success`` is
-false only when none succeeded. Every note is rewritten with the version it was read at, and only
+false only when none succeeded. Every note is rewritten only if it is still exactly as it was read
+right before its rename (a note edited meanwhile is a failure, not a lost edit), and only
 its frontmatter changes (``vault.frontmatter_edit``); ``bulk_move`` rewrites links like a move.
 
 ``bulk_tag`` takes ``metadata={tags: [...]}`` to add tags and ``metadata={removeTags: [...]}``
@@ -88,7 +89,7 @@ def _each_note(
             if text == note.text:
                 unchanged.append(path)
                 continue
-            files.replace_note(ctx.root, path, text, note.fmt, expected_version=note.version)
+            files.replace_note(ctx.root, path, text, note.fmt, base=note)
             changed.append(path)
         except VaultpilotError as err:
             failures.append({"path": name, "reason": err.message})

@@ -10,21 +10,31 @@ passed to every call. It owns no resources: whoever opened the connection closes
   cache. With it, ``semantic_search`` uses hybrid ranking and related notes count similar
   meaning; without it both use keywords only. ``ranker`` can replace the ranking entirely.
 * ``now`` is the clock for "today", "last 7 days" and template dates; tests pin it.
+* ``writing()`` holds the vault's write lock (``vault.lock``), a file beside the index
+  (``lock_path``, set by ``open_context`` from the index's folder, i.e. the vault's data folder),
+  shared with every other vaultpilot process; it waits at most ``lock_wait`` seconds, then
+  VaultBusyError. Every change to the vault is made while holding it.
+* ``fresh()`` also removes ``.vaultpilot-*.tmp`` files left by a killed write, when the write
+  lock is free (so no write is in progress); the sync's own walk finds them.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from vaultpilot.index.db import connect
 from vaultpilot.index.sync import sync_vault
+from vaultpilot.locations import data_root, vault_data_dir
 from vaultpilot.tools.ranking import Ranker, hybrid_ranker, keyword_ranker
 from vaultpilot.tools.semantic import Semantic
 from vaultpilot.vault.config import VaultConfig, read_vault_config
+from vaultpilot.vault.files import remove_temp_files
+from vaultpilot.vault.lock import DEFAULT_WAIT, LOCK_NAME, try_write_lock, write_lock
 
 __all__ = ["ToolContext", "local_now", "open_context"]
 
@@ -43,21 +53,43 @@ class ToolContext:
     now: Callable[[], datetime] = local_now
     sync_before_read: bool = True
     semantic: Semantic | None = None
+    lock_path: Path | None = None
+    lock_wait: float = DEFAULT_WAIT
+
+    def write_lock_path(self) -> Path:
+        """The vault's write-lock file: beside the index, in the vault's data folder."""
+        if self.lock_path is not None:
+            return self.lock_path
+        row = self.conn.execute("PRAGMA database_list").fetchone()
+        if row is not None and row[2]:
+            return Path(row[2]).parent / LOCK_NAME
+        return vault_data_dir(self.root, data_root()) / LOCK_NAME  # an index kept in memory
+
+    def writing(self) -> AbstractContextManager[None]:
+        """Hold the vault's write lock (re-entrant); VaultBusyError after ``lock_wait`` s."""
+        return write_lock(self.write_lock_path(), timeout=self.lock_wait)
 
     def fresh(self, *, force: bool = False) -> None:
         """Sync the index with the vault (always after a write: ``force=True``)."""
         if not (force or self.sync_before_read):
             return
-        sync_vault(self.conn, self.root, workers=1)
+        leftovers: list[str] = []
+        sync_vault(self.conn, self.root, workers=1, temp_files=leftovers)
+        if leftovers:
+            with try_write_lock(self.write_lock_path()) as free:
+                if free:  # else a write is in progress and its temp file is not a leftover
+                    remove_temp_files(self.root, leftovers)
 
 
 def open_context(root: Path, db_path: Path, **options: object) -> ToolContext:
     """Open the index at ``db_path`` for the vault at ``root`` and read the vault's settings.
 
-    The caller closes ``ctx.conn`` when done. ``options`` are passed to ``ToolContext``.
+    The caller closes ``ctx.conn`` when done. ``options`` are passed to ``ToolContext``; the
+    write lock lives beside the index unless ``lock_path`` says otherwise.
     """
     real = root.resolve()
     conn = connect(db_path)
+    options.setdefault("lock_path", db_path.parent / LOCK_NAME)
     semantic = options.get("semantic")
     if isinstance(semantic, Semantic) and "ranker" not in options:
         options["ranker"] = hybrid_ranker(semantic)

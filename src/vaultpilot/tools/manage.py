@@ -10,7 +10,10 @@ operation keeps:
   note that changed since it was read;
 * frontmatter edits change only the keys they name (``vault.frontmatter_edit``);
 * moves rewrite every link to the moved notes (``moves``);
-* the index is synced before the call returns, so the next search sees the change.
+* the index is synced before the call returns, so the next search sees the change;
+* the whole operation, from the first check to the last rename, holds the vault's write lock
+  (``ctx.writing()``), shared with every other vaultpilot process, and every rewrite is checked
+  against the text it was based on right before its rename (``files.replace_note``).
 """
 
 from __future__ import annotations
@@ -172,7 +175,7 @@ def _update(ctx: ToolContext, p: VaultManagerParams, *, append: bool) -> Operati
     # Without a caller's version, the text we just read is the base: a change landing in between
     # is refused rather than lost.
     base = p.expected_version or note.version
-    new = files.replace_note(ctx.root, path, text, note.fmt, expected_version=base)
+    new = files.replace_note(ctx.root, path, text, note.fmt, expected_version=base, base=note)
     ctx.fresh(force=True)
     verb = "Appended to" if append else "Updated"
     out = done(p, [path], f"{verb} '{path}'.", warnings)
@@ -273,6 +276,15 @@ def obsidian_vault_manager(ctx: ToolContext, params: VaultManagerParams) -> Oper
     each link's form. Example: {operation: 'move_note', target: 'Old Project.md',
     destination: 'Archive/2024'}
     """
+    with ctx.writing():
+        result = _run(ctx, params)
+    ignored = _ignored(params)
+    if ignored:
+        result["warnings"] = [*result.get("warnings", []), *ignored]
+    return result
+
+
+def _run(ctx: ToolContext, params: VaultManagerParams) -> OperationResult:
     ctx.fresh(force=True)  # plans (which notes link where) need the index exactly as the vault is
     result: OperationResult
     match params.operation:
@@ -300,7 +312,4 @@ def obsidian_vault_manager(ctx: ToolContext, params: VaultManagerParams) -> Oper
             result = bulk.bulk_update_metadata(ctx, params)
         case _:
             assert_never(params.operation)
-    ignored = _ignored(params)
-    if ignored:
-        result["warnings"] = [*result.get("warnings", []), *ignored]
     return result

@@ -68,7 +68,7 @@ def _rewrite_pass(
         if not result.changes:
             continue
         try:
-            replace_note(ctx.root, current, result.text, note.fmt, expected_version=note.version)
+            replace_note(ctx.root, current, result.text, note.fmt, base=note)
         except VaultpilotError as err:
             report.warnings.append(
                 f"Links in '{current}' were not updated ({err.message}); update them by hand."

@@ -16,7 +16,7 @@ from vaultpilot.index.lookup import note_bodies, note_facts, note_outlines
 from vaultpilot.index.queries import find_note
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.results import NoteInfo
-from vaultpilot.vault.files import normalize_rel_path
+from vaultpilot.vault.files import check_not_protected, normalize_rel_path
 
 __all__ = [
     "created_of",
@@ -115,7 +115,8 @@ def resolve_note(ctx: ToolContext, name: str | None, *, param: str = "target") -
         raise InvalidArgumentError(
             f"Give the note in '{param}', e.g. {param}='Projects/Plan.md' (a path or a title)."
         )
-    normalize_rel_path(name.strip())  # refuses '..', absolute paths and the like first
+    # Refuses '..', absolute paths and the like first, then .obsidian/, .git/ and .trash/.
+    check_not_protected(name.strip())
     try:
         return find_note(ctx.conn, name)
     except NotFoundError:

@@ -5,27 +5,51 @@ Contract:
 * Every path a caller names is a vault-relative string using ``/``. ``confine`` turns it into an
   absolute path that is guaranteed to lie inside the vault: no ``..`` component, no absolute path,
   no drive letter, no NUL, and no symlink (anywhere along the path) that leads outside.
+* Reads and writes cannot be raced out of the vault: after that check, every file is opened and
+  every temp file, link, rename and unlink is done relative to a folder descriptor reached from
+  the vault root one component at a time without following symbolic links (``O_NOFOLLOW``), so a
+  folder swapped for a link to elsewhere mid-operation makes it fail, never write outside. (Where
+  the platform has no ``dir_fd`` support, the checked path is used.)
 * Note operations never write inside ``.obsidian/``, ``.git/`` or ``.trash/`` (``.trash/`` is only
-  written by ``move_to_trash``).
-* Writes are atomic: the new bytes go to a temporary file in the same folder, are fsynced, and
-  are renamed over the target, so a crash leaves either the old note or the new one, never half.
-  Line endings (LF or CRLF) and a UTF-8 byte-order mark are preserved across a read and a write.
+  written by ``move_to_trash``), and ``read_note`` does not read them either. A name written
+  (created, replaced or moved to) must be portable: no component starting with ``.`` (the index
+  and Obsidian never show those), ending in a dot or space, reserved by Windows (``CON``,
+  ``NUL``, ``COM1`` ... with any extension) or holding ``<>:"|?*`` or control characters.
+* Writes are atomic: the new bytes go to a temporary file (``.vaultpilot-*.tmp``) in the same
+  folder, are fsynced, and are renamed over the target, so a crash leaves either the old note or
+  the new one, never half. Line endings (LF or CRLF) and a UTF-8 byte-order mark are preserved.
+* A replace is based on what the caller read (``base``, or a read at the start of the call).
+  Right before the rename the note must still be exactly that (size, mtime_ns and content hash;
+  the rename follows the last stat directly), else StaleVersionError and nothing is written. A
+  program that saved into the old file after that check (an editor saving in place) gets its
+  text put back, and the write is reported stale.
 * Creating and moving never overwrite an existing note: both use ``os.link`` (fails if the target
   exists) rather than check-then-rename.
 * Deleting moves the note to the vault's ``.trash/`` folder (Obsidian's "local trash").
+* Callers that write hold the vault's write lock (``vault.lock``); this module does not take it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import difflib
+import errno
 import hashlib
 import os
 import re
 import secrets
+import signal
+import stat
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+try:
+    import fcntl
+except ImportError:  # Windows: no leases, see _wait_for_writers
+    fcntl = None  # type: ignore[assignment]
 
 from vaultpilot.errors import (
     AlreadyExistsError,
@@ -41,22 +65,33 @@ __all__ = [
     "PROTECTED_DIRS",
     "NoteText",
     "TextFormat",
+    "check_not_protected",
     "confine",
     "content_version",
     "create_folder",
     "create_note",
     "decode_note",
     "encode_note",
+    "is_temp_name",
     "move_path",
     "move_to_trash",
     "normalize_rel_path",
     "read_note",
+    "remove_temp_files",
     "replace_note",
 ]
 
 PROTECTED_DIRS = frozenset({".obsidian", ".git", ".trash"})
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _BOM = b"\xef\xbb\xbf"
+_TEMP = re.compile(r"^\.vaultpilot-[0-9a-f]{12}\.tmp$")
+_RESERVED = re.compile(r"^(con|prn|aux|nul|com[1-9]|lpt[1-9])(\..*)?$", re.IGNORECASE)
+_FORBIDDEN = re.compile(r'[<>:"|?*\x00-\x1f]')
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_BINARY = getattr(os, "O_BINARY", 0)
+# Descriptor-relative calls (openat, renameat, linkat, ...): POSIX. Elsewhere paths are used.
+_AT = {os.open, os.stat, os.link, os.unlink, os.mkdir, os.rename} <= os.supports_dir_fd
 
 Newline = Literal["\n", "\r\n"]
 
@@ -76,7 +111,11 @@ class TextFormat:
 
 @dataclass(frozen=True, slots=True)
 class NoteText:
-    """A note's text with ``\\n`` line endings, its storage format, and its version."""
+    """A note's text with ``\\n`` line endings, its storage format, and its version.
+
+    ``mtime_ns`` and ``size`` are the note's as read: with ``version`` they are the base a later
+    ``replace_note(..., base=note)`` checks the note against right before its rename.
+    """
 
     text: str
     fmt: TextFormat
@@ -88,6 +127,11 @@ class NoteText:
 def content_version(data: bytes) -> str:
     """The version of a note: a short hash of its exact bytes."""
     return hashlib.blake2b(data, digest_size=8).hexdigest()
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether a file name is one of our temporary files (left behind only by a killed write)."""
+    return _TEMP.match(name) is not None
 
 
 def normalize_rel_path(rel: str) -> str:
@@ -119,37 +163,243 @@ def normalize_rel_path(rel: str) -> str:
     return "/".join(parts)
 
 
-def confine(root: Path, rel: str, *, write: bool = False) -> Path:
-    """Return the absolute path of ``rel`` inside the vault at ``root``.
+def _refuse_protected(rel: str, first: str, *, write: bool, via_link: bool = False) -> None:
+    if first.lower() not in PROTECTED_DIRS:
+        return
+    how = " (through a symbolic link)" if via_link else ""
+    if write:
+        where = "leads into" if via_link else "is inside"
+        raise PathRefusedError(
+            f"Path {rel!r} {where} {first}/{how}, which note operations never change. "
+            "Choose a path outside .obsidian/, .git/ and .trash/."
+        )
+    raise PathRefusedError(
+        f"Path {rel!r} is inside {first}/{how}, which holds Obsidian's settings, git data or "
+        "deleted notes, not notes; note tools do not read it. Name a note outside .obsidian/, "
+        ".git/ and .trash/."
+    )
 
-    With ``write=True`` the protected folders (``.obsidian``, ``.git``, ``.trash``) are refused.
-    Symlinks are resolved; a path whose real location lies outside the vault is refused.
+
+def check_not_protected(rel: str, *, write: bool = False) -> None:
+    """Refuse a path inside ``.obsidian/``, ``.git/`` or ``.trash/`` (they hold no notes)."""
+    canon = normalize_rel_path(rel)
+    if canon:
+        _refuse_protected(rel, canon.split("/", 1)[0], write=write)
+
+
+def _check_new_names(canon: str, rel: str) -> None:
+    """Refuse names that Obsidian would not show or that another platform would change."""
+    for part in canon.split("/"):
+        stem = part.rsplit(".", 1)[0] if part.lower().endswith(".md") else part
+        if part[-1] in ". " or stem[-1:] in (".", " "):
+            raise PathRefusedError(
+                f"Path {rel!r} has a name ending in a dot or a space ({part!r}), which Windows "
+                "silently drops or Obsidian trims. Remove the trailing dot or space."
+            )
+        if _RESERVED.match(part):
+            raise PathRefusedError(
+                f"Path {rel!r} uses {part!r}, a name Windows reserves for devices (CON, PRN, "
+                "AUX, NUL, COM1-9, LPT1-9, with any extension). Choose another name."
+            )
+        bad = _FORBIDDEN.search(part)
+        if bad:
+            raise PathRefusedError(
+                f"Path {rel!r} contains {bad.group()!r}, which file names may not hold on every "
+                'platform (<>:"|?* and control characters). Choose a name without it.'
+            )
+        if part.startswith("."):
+            raise PathRefusedError(
+                f"Path {rel!r} uses the hidden name {part!r}: names starting with '.' are never "
+                "shown by Obsidian nor indexed, so nothing is created there. Choose a name "
+                "that does not start with '.'."
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class _Where:
+    """A checked vault path: the vault's real root and the real folders down to the item."""
+
+    root: Path
+    canon: str
+    folders: tuple[str, ...]  # real folder components from the root to the item's folder
+    name: str  # the item's own name (the link itself when ``follow`` was off)
+
+
+def _locate(
+    root: Path, rel: str, *, write: bool, new: bool = False, follow: bool = True, notes: bool = True
+) -> _Where:
+    """Check ``rel`` as ``confine`` does and return where it really is inside the vault.
+
+    ``new``: the name is being created, so the portable-name rules apply. ``follow``: a symbolic
+    link in the last component is resolved (off for what is moved or deleted: the link itself).
+    ``notes``: refuse the protected folders for reads too.
     """
     canon = normalize_rel_path(rel)
-    if write and canon:
-        first = canon.split("/", 1)[0]
-        if first.lower() in PROTECTED_DIRS:
-            raise PathRefusedError(
-                f"Path {rel!r} is inside {first}/, which note operations never change. "
-                "Choose a path outside .obsidian/, .git/ and .trash/."
-            )
+    if canon and (write or notes):
+        _refuse_protected(rel, canon.split("/", 1)[0], write=write)
+    if new and canon:
+        _check_new_names(canon, rel)
     real_root = root.resolve()
     candidate = real_root / canon if canon else real_root
-    real = candidate.resolve()
+    parts = _inside(real_root, _resolve(candidate, rel), rel)
+    if parts and (write or notes):
+        # A symbolic link inside the vault may lead into a protected folder.
+        _refuse_protected(rel, parts[0], write=write, via_link=True)
+    if not canon:
+        return _Where(real_root, canon, (), "")
+    if not follow:
+        # Resolved again, so checked again: the folders may have changed since.
+        folders = _inside(real_root, _resolve(candidate.parent, rel), rel)
+        return _Where(real_root, canon, folders, candidate.name)
+    return _Where(real_root, canon, parts[:-1], parts[-1] if parts else "")
+
+
+def _resolve(path: Path, rel: str) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a link changing under us, or a loop of links
+        raise PathRefusedError(
+            f"Path {rel!r} could not be resolved: a symbolic link on it is changing or loops. "
+            "Check the folders on that path and retry."
+        ) from None
+
+
+def _inside(real_root: Path, real: Path, rel: str) -> tuple[str, ...]:
+    """``real``'s components below the vault root; PathRefusedError when it is not below it."""
     if real != real_root and real_root not in real.parents:
         raise PathRefusedError(
             f"Path {rel!r} leads outside the vault (through a symbolic link); "
             "only files inside the vault can be used."
         )
-    if write and real != real_root:
-        # A symbolic link inside the vault may lead into a protected folder.
-        first_real = real.relative_to(real_root).parts[0]
-        if first_real.lower() in PROTECTED_DIRS:
-            raise PathRefusedError(
-                f"Path {rel!r} leads into {first_real}/ (through a symbolic link), which note "
-                "operations never change. Choose a path outside .obsidian/, .git/ and .trash/."
-            )
-    return candidate
+    return real.relative_to(real_root).parts
+
+
+def confine(root: Path, rel: str, *, write: bool = False) -> Path:
+    """Return the absolute path of ``rel`` inside the vault at ``root``.
+
+    With ``write=True`` the protected folders (``.obsidian``, ``.git``, ``.trash``) and names that
+    are not portable (see the module docstring) are refused. Symlinks are resolved; a path whose
+    real location lies outside the vault is refused. The path is for looking, not for writing:
+    writes go through this module's functions, which cannot be raced out of the vault.
+    """
+    _locate(root, rel, write=write, new=write, notes=False)
+    canon = normalize_rel_path(rel)
+    real_root = root.resolve()
+    return real_root / canon if canon else real_root
+
+
+class _Dir:
+    """An open folder inside the vault, reached without following links; names are relative."""
+
+    __slots__ = ("fd", "path")
+
+    def __init__(self, path: Path, fd: int | None) -> None:
+        self.path = path
+        self.fd = fd
+
+    def _p(self, name: str) -> str:
+        return name if self.fd is not None else str(self.path / name)
+
+    def open(self, name: str, flags: int, mode: int = 0o666) -> int:
+        if self.fd is None:
+            return os.open(self._p(name), flags | _BINARY, mode)
+        return os.open(name, flags, mode, dir_fd=self.fd)
+
+    def lstat(self, name: str) -> os.stat_result:
+        if self.fd is None:
+            return os.lstat(self._p(name))
+        return os.stat(name, dir_fd=self.fd, follow_symlinks=False)
+
+    def unlink(self, name: str) -> None:
+        if self.fd is None:
+            os.unlink(self._p(name))
+        else:
+            os.unlink(name, dir_fd=self.fd)
+
+    def mkdir(self, name: str) -> None:
+        if self.fd is None:
+            os.mkdir(self._p(name))
+        else:
+            os.mkdir(name, dir_fd=self.fd)
+
+    def link(self, name: str, dest: _Dir, dest_name: str) -> None:
+        """Hard-link ``name`` (a link itself, not what it points to) as ``dest_name``."""
+        if self.fd is None or dest.fd is None:
+            os.link(self._p(name), dest._p(dest_name))
+        else:
+            os.link(name, dest_name, src_dir_fd=self.fd, dst_dir_fd=dest.fd, follow_symlinks=False)
+
+    def rename(self, name: str, dest: _Dir, dest_name: str) -> None:
+        """``os.replace``: atomic, and over an existing file."""
+        if self.fd is None or dest.fd is None:
+            os.replace(self._p(name), dest._p(dest_name))
+        else:
+            os.replace(name, dest_name, src_dir_fd=self.fd, dst_dir_fd=dest.fd)
+
+    def fsync(self) -> None:
+        # Makes a rename durable; not every platform lets a directory be opened or synced.
+        with contextlib.suppress(OSError):
+            if self.fd is not None:
+                os.fsync(self.fd)
+                return
+            fd = os.open(self.path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+@contextlib.contextmanager
+def _folder(
+    where: _Where, folders: tuple[str, ...] | None = None, *, create: bool = False
+) -> Iterator[_Dir]:
+    """Open a folder below the vault root one component at a time, never following a link.
+
+    Raises FileNotFoundError for a missing folder (unless ``create``), PathRefusedError when a
+    component is (or became) a symbolic link, AlreadyExistsError when it is a file.
+    """
+    parts = where.folders if folders is None else folders
+    if not _AT:
+        path = where.root.joinpath(*parts)
+        if create:
+            path.mkdir(parents=True, exist_ok=True)
+        elif not path.is_dir():
+            raise FileNotFoundError(errno.ENOENT, "no such folder", str(path))
+        yield _Dir(path, None)
+        return
+    current = _Dir(where.root, os.open(where.root, os.O_RDONLY | _DIRECTORY))
+    try:
+        for i, part in enumerate(parts):
+            flags = os.O_RDONLY | _DIRECTORY | _NOFOLLOW
+            try:
+                try:
+                    fd = current.open(part, flags)
+                except FileNotFoundError:
+                    if not create:
+                        raise
+                    with contextlib.suppress(FileExistsError):
+                        current.mkdir(part)
+                    fd = current.open(part, flags)
+            except OSError as exc:
+                if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
+                    raise
+                sub = "/".join(parts[: i + 1])
+                if stat.S_ISLNK(current.lstat(part).st_mode):
+                    raise PathRefusedError(
+                        f"'{sub}' became a symbolic link while '{where.canon}' was being used; "
+                        "nothing was written. Check that folder and retry."
+                    ) from None
+                raise AlreadyExistsError(f"'{sub}' is a file, not a folder.") from None
+            current.close()
+            current = _Dir(current.path / part, fd)
+        yield current
+    finally:
+        current.close()
 
 
 def decode_note(data: bytes, rel: str) -> tuple[str, TextFormat]:
@@ -212,132 +462,262 @@ def _restore_mixed_endings(text: str, original: str, newline: Newline) -> str:
     return result
 
 
-def read_note(root: Path, rel: str) -> NoteText:
-    """Read a note; raises NotFoundError, UnreadableNoteError or StorageError."""
-    path = confine(root, rel)
+def _read_fd(fd: int) -> bytes:
+    chunks: list[bytes] = []
+    offset = 0
+    while True:
+        chunk = os.pread(fd, 1 << 20, offset) if hasattr(os, "pread") else os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        offset += len(chunk)
+
+
+def _not_found(rel: str) -> NotFoundError:
+    return NotFoundError(
+        f"Note '{rel}' doesn't exist. Search for it with obsidian_query_vault "
+        "(e.g. queryType='semantic_search') to find the right path."
+    )
+
+
+def _refused_link(rel: str) -> PathRefusedError:
+    return PathRefusedError(
+        f"'{rel}' became a symbolic link while it was being used; nothing was read or written. "
+        "Check it and retry."
+    )
+
+
+def _read_in(folder: _Dir, name: str, rel: str) -> NoteText:
+    fd = folder.open(name, os.O_RDONLY | _NOFOLLOW)
     try:
-        with path.open("rb") as fh:
-            st = os.fstat(fh.fileno())
-            data = fh.read()
-    except FileNotFoundError:
-        raise NotFoundError(
-            f"Note '{rel}' doesn't exist. Search for it with obsidian_query_vault "
-            "(e.g. queryType='semantic_search') to find the right path."
-        ) from None
-    except IsADirectoryError:
-        raise InvalidArgumentError(f"'{rel}' is a folder, not a note.") from None
-    except OSError as exc:
-        raise StorageError(f"Could not read '{rel}': {exc.strerror or exc}.") from None
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise InvalidArgumentError(f"'{rel}' is a folder, not a note.")
+        data = _read_fd(fd)
+    finally:
+        os.close(fd)
     text, fmt = decode_note(data, rel)
     return NoteText(text, fmt, content_version(data), st.st_mtime_ns, st.st_size)
 
 
-def _fsync_dir(folder: Path) -> None:
-    # Makes the rename durable; not every platform lets a directory be opened.
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+def read_note(root: Path, rel: str) -> NoteText:
+    """Read a note; raises NotFoundError, UnreadableNoteError, PathRefusedError or StorageError.
 
-
-def _write_temp(folder: Path, data: bytes, mode: int | None) -> Path:
-    tmp = folder / f".vaultpilot-{secrets.token_hex(6)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644 if mode is None else mode)
+    ``.obsidian/``, ``.git/`` and ``.trash/`` are refused: they hold no notes.
+    """
+    where = _locate(root, rel, write=False)
+    if not where.name:
+        raise InvalidArgumentError(f"'{rel}' is a folder, not a note.")
     try:
+        with _folder(where) as folder:
+            return _read_in(folder, where.name, rel)
+    except (FileNotFoundError, AlreadyExistsError):
+        raise _not_found(rel) from None
+    except IsADirectoryError:
+        raise InvalidArgumentError(f"'{rel}' is a folder, not a note.") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # the note became a symbolic link after it was checked
+            raise _refused_link(rel) from None
+        raise StorageError(f"Could not read '{rel}': {exc.strerror or exc}.") from None
+
+
+def _temp_name() -> str:
+    return f".vaultpilot-{secrets.token_hex(6)}.tmp"
+
+
+def _write_temp(folder: _Dir, data: bytes, mode: int | None) -> tuple[str, os.stat_result]:
+    """Write and fsync ``data`` into a new temp file; returns its name and final stat."""
+    name = _temp_name()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
+    fd = folder.open(name, flags, 0o644 if mode is None else mode)
+    try:
+        if mode is not None and hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)  # the umask may have cut bits the note had
         view = memoryview(data)
         while view:
             written = os.write(fd, view)
             view = view[written:]
         os.fsync(fd)
+        st = os.fstat(fd)
     except BaseException:
         os.close(fd)
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            folder.unlink(name)
         raise
     os.close(fd)
-    return tmp
+    return name, st
 
 
-def _ensure_folder(root: Path, folder_rel: str, *, create: bool, for_what: str) -> Path:
-    folder = confine(root, folder_rel, write=True)
-    if folder.is_dir():
-        return folder
-    if folder.exists():
-        raise AlreadyExistsError(f"'{folder_rel}' is a file, not a folder.")
-    if not create:
-        raise NotFoundError(
-            f"Cannot {for_what}: folder '{folder_rel}' doesn't exist. Set createFolders=true "
-            "to automatically create missing folders, or use operation='create_folder' first."
-        )
+def _stale(rel: str, expected: str, found: str) -> StaleVersionError:
+    return StaleVersionError(
+        f"'{rel}' changed since you read it (expected version {expected}, found {found}). "
+        "Read the note again and redo the change on the current text."
+    )
+
+
+def _same(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_ino, a.st_size, a.st_mtime_ns) == (b.st_ino, b.st_size, b.st_mtime_ns)
+
+
+def _swap_in(folder: _Dir, tmp: str, name: str, old: str, base: NoteText, rel: str) -> int:
+    """Rename ``tmp`` over ``name`` only if the note is still exactly ``base``.
+
+    ``old`` is a hard link to the note made just before; the returned descriptor is on it, so
+    the caller can see whether anything was saved into the replaced file after the check.
+    """
+    fd = folder.open(old, os.O_RDONLY | _NOFOLLOW)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        held = os.fstat(fd)
+        if (held.st_size, held.st_mtime_ns) != (base.size, base.mtime_ns):
+            raise _stale(rel, base.version, content_version(_read_fd(fd)))
+        found = content_version(_read_fd(fd))
+        if found != base.version:
+            raise _stale(rel, base.version, found)
+        # Nothing but this stat between the last check and the rename: the window stays tiny.
+        if not _same(folder.lstat(name), held):
+            raise _stale(rel, base.version, "a newer one")
+        folder.rename(tmp, folder, name)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _wait_for_writers(fd: int, *, limit: float = 0.25) -> None:
+    """Wait (bounded) until no process has the file behind ``fd`` open for writing.
+
+    An editor saving in place truncates, then writes: one that opened the old file before our
+    rename may still be writing into it. Linux refuses a read lease while any writer has the
+    file open, which is the cheapest way to ask. Elsewhere (or without the right to take a
+    lease) this returns at once and only what was already written is seen.
+    """
+    if fcntl is None or not hasattr(fcntl, "F_SETLEASE"):
+        return
+    deadline = time.monotonic() + limit
+    with contextlib.suppress(OSError):
+        # A broken lease is signalled; make that signal one that is ignored by default.
+        fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGWINCH)
+    while True:
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.002)
+            continue
+        except OSError:
+            return  # leases off, or not our file
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+        return
+
+
+def replace_note(
+    root: Path,
+    rel: str,
+    text: str,
+    fmt: TextFormat,
+    *,
+    expected_version: str | None = None,
+    base: NoteText | None = None,
+) -> NoteText:
+    """Atomically replace an existing note's text, keeping its format and permissions.
+
+    ``base`` is the note as the caller read it (``read_note``); without it the note is read here.
+    With ``expected_version`` the write is refused if the base is not that version. Either way
+    the note must still be the base right before the rename, else StaleVersionError.
+    """
+    where = _locate(root, rel, write=True, new=True)
+    if not where.name:
+        raise InvalidArgumentError("Give the note to write, e.g. 'Projects/Plan.md'.")
+    data = encode_note(text, fmt)
+    try:
+        with _folder(where) as folder:
+            if base is None:
+                base = _read_in(folder, where.name, rel)
+            if expected_version is not None and base.version != expected_version:
+                raise _stale(rel, expected_version, base.version)
+            mode = stat.S_IMODE(folder.lstat(where.name).st_mode)
+            tmp, ours = _write_temp(folder, data, mode)
+            # Keep the replaced file reachable until it is known that nothing was saved into it
+            # after the check (a temp name, so a crash leaves nothing the next start keeps).
+            old = _temp_name()
+            try:
+                folder.link(where.name, folder, old)
+                fd = _swap_in(folder, tmp, where.name, old, base, rel)
+            except BaseException:
+                for leftover in (tmp, old):
+                    with contextlib.suppress(OSError):
+                        folder.unlink(leftover)
+                raise
+            try:
+                _wait_for_writers(fd)
+                late = content_version(_read_fd(fd)) != base.version
+                # An editor that opened the note before the rename saved into the old file
+                # after the check: put that very file back (a save still under way lands in
+                # it too), unless the note changed again since the rename.
+                if late and _same(folder.lstat(where.name), ours):
+                    folder.rename(old, folder, where.name)
+            finally:
+                os.close(fd)
+                with contextlib.suppress(OSError):
+                    folder.unlink(old)
+            if late:
+                raise StaleVersionError(
+                    f"'{rel}' was saved by another program while it was being written; its "
+                    "text was kept and this change was not applied. Read the note again and "
+                    "redo the change."
+                )
+            folder.fsync()
+            st = folder.lstat(where.name)
+    except FileNotFoundError:
+        raise NotFoundError(
+            f"Note '{rel}' doesn't exist. Use operation='create_note' to create it."
+        ) from None
     except OSError as exc:
-        raise StorageError(f"Could not create folder '{folder_rel}': {exc.strerror}.") from None
-    return folder
+        if exc.errno == errno.ELOOP:
+            raise _refused_link(rel) from None
+        raise StorageError(f"Could not write '{rel}': {exc.strerror or exc}.") from None
+    return NoteText(text, fmt, content_version(data), st.st_mtime_ns, st.st_size)
+
+
+def _missing_folder(folder: str, for_what: str) -> NotFoundError:
+    return NotFoundError(
+        f"Cannot {for_what}: folder '{folder}' doesn't exist. Set createFolders=true "
+        "to automatically create missing folders, or use operation='create_folder' first."
+    )
 
 
 def create_note(
     root: Path, rel: str, text: str, *, create_folders: bool = True, fmt: TextFormat | None = None
 ) -> NoteText:
     """Create a new note; refuses (AlreadyExistsError) if anything exists at ``rel``."""
-    path = confine(root, rel, write=True)
-    canon = normalize_rel_path(rel)
+    where = _locate(root, rel, write=True, new=True, follow=False)
+    canon = where.canon
+    if not where.name:
+        raise InvalidArgumentError("Give the new note's path, e.g. 'Projects/Plan.md'.")
     parent_rel = canon.rsplit("/", 1)[0] if "/" in canon else ""
-    folder = _ensure_folder(
-        root, parent_rel, create=create_folders, for_what=f"create note at '{canon}'"
-    )
     data = encode_note(text, fmt or TextFormat())
-    tmp = _write_temp(folder, data, None)
     try:
-        os.link(tmp, path)  # fails with FileExistsError instead of overwriting
-    except FileExistsError:
-        raise AlreadyExistsError(
-            f"'{canon}' already exists. Use operation='update_note' or 'append_note' to change "
-            "it, or choose another name."
-        ) from None
-    except OSError as exc:
-        raise StorageError(f"Could not create '{canon}': {exc.strerror}.") from None
-    finally:
-        tmp.unlink(missing_ok=True)
-    _fsync_dir(folder)
-    st = path.stat()
-    return NoteText(text, fmt or TextFormat(), content_version(data), st.st_mtime_ns, st.st_size)
-
-
-def replace_note(
-    root: Path, rel: str, text: str, fmt: TextFormat, *, expected_version: str | None = None
-) -> NoteText:
-    """Atomically replace an existing note's text, keeping its format and permissions.
-
-    With ``expected_version`` the write is refused if the note changed since it was read.
-    """
-    path = confine(root, rel, write=True)
-    try:
-        current = path.read_bytes()
-        mode = path.stat().st_mode & 0o7777
+        with _folder(where, create=create_folders) as folder:
+            tmp, _ = _write_temp(folder, data, None)
+            try:
+                folder.link(tmp, folder, where.name)  # fails instead of overwriting
+            except FileExistsError:
+                raise AlreadyExistsError(
+                    f"'{canon}' already exists. Use operation='update_note' or 'append_note' to "
+                    "change it, or choose another name."
+                ) from None
+            finally:
+                with contextlib.suppress(OSError):
+                    folder.unlink(tmp)
+            folder.fsync()
+            st = folder.lstat(where.name)
     except FileNotFoundError:
-        raise NotFoundError(
-            f"Note '{rel}' doesn't exist. Use operation='create_note' to create it."
-        ) from None
+        raise _missing_folder(parent_rel, f"create note at '{canon}'") from None
     except OSError as exc:
-        raise StorageError(f"Could not read '{rel}': {exc.strerror}.") from None
-    if expected_version is not None and content_version(current) != expected_version:
-        raise StaleVersionError(
-            f"'{rel}' changed since you read it (expected version {expected_version}, found "
-            f"{content_version(current)}). Read the note again and redo the change on the "
-            "current text."
-        )
-    data = encode_note(text, fmt)
-    tmp = _write_temp(path.parent, data, mode)
-    try:
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise StorageError(f"Could not write '{rel}': {exc.strerror}.") from None
-    _fsync_dir(path.parent)
-    st = path.stat()
-    return NoteText(text, fmt, content_version(data), st.st_mtime_ns, st.st_size)
+        raise StorageError(f"Could not create '{canon}': {exc.strerror or exc}.") from None
+    return NoteText(text, fmt or TextFormat(), content_version(data), st.st_mtime_ns, st.st_size)
 
 
 def create_folder(root: Path, rel: str, *, create_parents: bool = True) -> bool:
@@ -345,43 +725,80 @@ def create_folder(root: Path, rel: str, *, create_parents: bool = True) -> bool:
     canon = normalize_rel_path(rel)
     if not canon:
         raise InvalidArgumentError("Give the folder to create, e.g. 'Projects/2025'.")
-    folder = confine(root, canon, write=True)
-    if folder.is_dir():
-        return False
+    where = _locate(root, canon, write=True, new=True, follow=False)
     parent_rel = canon.rsplit("/", 1)[0] if "/" in canon else ""
-    _ensure_folder(root, parent_rel, create=create_parents, for_what=f"create folder '{canon}'")
-    _ensure_folder(root, canon, create=True, for_what=f"create folder '{canon}'")
+    try:
+        with _folder(where, create=create_parents) as folder:
+            try:
+                folder.mkdir(where.name)
+            except FileExistsError:
+                if stat.S_ISDIR(folder.lstat(where.name).st_mode):
+                    return False
+                raise AlreadyExistsError(f"'{canon}' is a file, not a folder.") from None
+            folder.fsync()
+    except FileNotFoundError:
+        raise _missing_folder(parent_rel, f"create folder '{canon}'") from None
+    except OSError as exc:
+        raise StorageError(f"Could not create folder '{canon}': {exc.strerror or exc}.") from None
     return True
 
 
 def move_path(root: Path, src_rel: str, dst_rel: str) -> None:
     """Move a note or folder without ever overwriting what is at the destination."""
-    src = confine(root, src_rel, write=True)
-    dst = confine(root, dst_rel, write=True)
-    if not src.exists():
-        raise NotFoundError(f"'{src_rel}' doesn't exist; check the path with list_structure.")
-    if dst.exists():
-        raise AlreadyExistsError(
-            f"Cannot move '{src_rel}' to '{dst_rel}': something already exists there. "
-            "Choose another destination or move the existing item first."
-        )
-    if src.is_dir() and (dst == src or src in dst.parents):
-        raise PathRefusedError(f"Cannot move folder '{src_rel}' into itself.")
+    src = _locate(root, src_rel, write=True, follow=False)
+    dst = _locate(root, dst_rel, write=True, new=True, follow=False)
+    if not src.name or not dst.name:
+        raise InvalidArgumentError("The vault root itself can't be moved; name a note or folder.")
+    missing = NotFoundError(f"'{src_rel}' doesn't exist; check the path with list_structure.")
+    taken = AlreadyExistsError(
+        f"Cannot move '{src_rel}' to '{dst_rel}': something already exists there. "
+        "Choose another destination or move the existing item first."
+    )
     try:
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        if src.is_dir():
-            os.rename(src, dst)
-        else:
-            os.link(src, dst)
-            os.unlink(src)
+        with _folder(src) as src_dir:
+            is_dir = stat.S_ISDIR(src_dir.lstat(src.name).st_mode)
+            inner = (*src.folders, src.name)
+            if is_dir and (*dst.folders, dst.name)[: len(inner)] == inner:
+                raise PathRefusedError(f"Cannot move folder '{src_rel}' into itself.")
+            with _folder(dst, create=True) as dst_dir:
+                with contextlib.suppress(FileNotFoundError):
+                    dst_dir.lstat(dst.name)
+                    raise taken
+                if is_dir:
+                    src_dir.rename(src.name, dst_dir, dst.name)
+                else:
+                    src_dir.link(src.name, dst_dir, dst.name)
+                    src_dir.unlink(src.name)
+                dst_dir.fsync()
+            src_dir.fsync()
     except FileExistsError:
-        raise AlreadyExistsError(
-            f"Cannot move '{src_rel}' to '{dst_rel}': something already exists there."
-        ) from None
+        raise taken from None
+    except FileNotFoundError:
+        raise missing from None
     except OSError as exc:
-        raise StorageError(f"Could not move '{src_rel}': {exc.strerror}.") from None
-    _fsync_dir(dst.parent)
-    _fsync_dir(src.parent)
+        raise StorageError(f"Could not move '{src_rel}': {exc.strerror or exc}.") from None
+
+
+def _into_trash(
+    src_dir: _Dir, src: str, bin_: _Dir, parts: tuple[str, str, str], *, is_dir: bool
+) -> str:
+    """Move ``src`` into the trash folder under the first free numbered name; returns it."""
+    stem, dot, ext = parts
+    n = 0
+    while True:
+        name = f"{stem}{f' {n}' if n else ''}{dot}{ext}"
+        try:
+            if is_dir:
+                with contextlib.suppress(FileNotFoundError):
+                    bin_.lstat(name)
+                    raise FileExistsError
+                src_dir.rename(src, bin_, name)
+            else:
+                src_dir.link(src, bin_, name)
+                src_dir.unlink(src)
+            return name
+        except FileExistsError:
+            n += 1
 
 
 def move_to_trash(root: Path, rel: str) -> str:
@@ -391,30 +808,41 @@ def move_to_trash(root: Path, rel: str) -> str:
     """
     if not normalize_rel_path(rel):
         raise InvalidArgumentError("Give the note or folder to delete, e.g. 'Projects/Old.md'.")
-    src = confine(root, rel, write=True)
-    if not src.exists():
-        raise NotFoundError(f"'{rel}' doesn't exist; nothing was deleted.")
-    trash = confine(root, ".trash")  # refuses a .trash that is a link leading out of the vault
-    trash.mkdir(exist_ok=True)
-    stem, dot, ext = src.name.rpartition(".") if src.is_file() else (src.name, "", "")
-    if not stem:  # a name like ".hidden"
-        stem, dot, ext = src.name, "", ""
-    n = 0
-    while True:
-        name = f"{stem}{f' {n}' if n else ''}{dot}{ext}"
-        dest = trash / name
-        try:
-            if src.is_dir():
-                if dest.exists():
-                    raise FileExistsError
-                os.rename(src, dest)
-            else:
-                os.link(src, dest)
-                os.unlink(src)
-            break
-        except FileExistsError:
-            n += 1
-        except OSError as exc:
-            raise StorageError(f"Could not move '{rel}' to .trash/: {exc.strerror}.") from None
-    _fsync_dir(trash)
+    src = _locate(root, rel, write=True, follow=False)
+    # Refuses a .trash that is a link leading out of the vault.
+    trash = _locate(root, ".trash", write=False, notes=False)
+    try:
+        bin_parts = (*trash.folders, trash.name)
+        with _folder(src) as src_dir:
+            is_dir = stat.S_ISDIR(src_dir.lstat(src.name).st_mode)
+            stem, dot, ext = src.name.rpartition(".") if not is_dir else (src.name, "", "")
+            if not stem:  # a name like ".hidden"
+                stem, dot, ext = src.name, "", ""
+            with _folder(trash, bin_parts, create=True) as bin_:
+                name = _into_trash(src_dir, src.name, bin_, (stem, dot, ext), is_dir=is_dir)
+                bin_.fsync()
+            src_dir.fsync()
+    except FileNotFoundError:
+        raise NotFoundError(f"'{rel}' doesn't exist; nothing was deleted.") from None
+    except OSError as exc:
+        raise StorageError(f"Could not move '{rel}' to .trash/: {exc.strerror or exc}.") from None
     return f".trash/{name}"
+
+
+def remove_temp_files(root: Path, paths: list[str]) -> int:
+    """Remove our leftover temp files (vault paths from a scan); returns how many went.
+
+    Call only while holding the vault's write lock: then no write of ours is in progress.
+    """
+    removed = 0
+    for rel in paths:
+        try:
+            where = _locate(root, rel, write=False, notes=False, follow=False)
+            if not is_temp_name(where.name):
+                continue
+            with _folder(where) as folder:
+                folder.unlink(where.name)
+            removed += 1
+        except (OSError, PathRefusedError, AlreadyExistsError):
+            continue  # gone already, or the folder changed: the next start tries again
+    return removed
