@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from vaultpilot.tools import ToolContext, is_error
 
 from .conftest import query, write
@@ -14,10 +12,6 @@ from .conftest import query, write
 _BROKEN = re.compile(r"\[\[[^\]]*\*\*|\]\([^)]*\*\*")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs tools/notes.py around_match to mark words with index.queries.highlight",
-)
 def test_detailed_excerpt_keeps_links_whole(ctx: ToolContext) -> None:
     write(ctx.root, "Hangar Log.md", "# Hangar Log\n\nNotes on [[Zeppelin Hangar|the hangar]].\n")
     result = query(ctx, queryType="semantic_search", query="zeppelin hangar", limit=5)

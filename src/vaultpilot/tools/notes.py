@@ -13,7 +13,7 @@ from typing import Any
 
 from vaultpilot.errors import InvalidArgumentError, NotFoundError
 from vaultpilot.index.lookup import note_bodies, note_facts, note_outlines
-from vaultpilot.index.queries import find_note
+from vaultpilot.index.queries import find_note, highlight, unmark_links
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.results import NoteInfo
 from vaultpilot.vault.files import check_not_protected, normalize_rel_path
@@ -87,13 +87,12 @@ def around_match(body: str, snippet: str, chars: int = EXCERPT_CHARS) -> str:
     low = flat.lower()
     at = min((i for i in (low.find(w.lower()) for w in words) if i >= 0), default=-1)
     if at < 0:
-        return _SPACE.sub(" ", snippet).strip()
+        return _SPACE.sub(" ", unmark_links(snippet)).strip()
     start = max(flat.rfind(" ", 0, max(at - chars // 3, 0)) + 1, 0) if at > chars // 3 else 0
     end = flat.find(" ", start + chars)
     end = len(flat) if end < 0 else end
     text = flat[start:end].strip()
-    for word in dict.fromkeys(w.lower() for w in words):
-        text = re.sub(re.escape(word), lambda m: f"**{m.group()}**", text, count=1, flags=re.I)
+    text = highlight(text, words)  # never inside a [[link]] or a link's destination
     return ("…" if start > 0 else "") + text + ("…" if end < len(flat) else "")
 
 
