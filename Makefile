@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 VAULT ?= examples/vault
 
-.PHONY: run test lint typecheck unit bench clean install-model web browser-deps
+.PHONY: run test lint typecheck unit bench clean install-model web browser-deps plugin plugin-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,7 +57,21 @@ browser-deps:
 	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory web/node_modules/.package-lock.json; \
 	else echo "npm is missing: the bundle rebuild test will be skipped"; fi
 
-test: lint typecheck unit
+# The Obsidian plugin (obsidian-plugin/): main.js and styles.css are built, not committed.
+# `vaultpilot plugin install --vault PATH` copies them into a vault.
+obsidian-plugin/node_modules/.package-lock.json: obsidian-plugin/package-lock.json
+	cd obsidian-plugin && npm ci --no-audit --no-fund
+
+plugin: obsidian-plugin/node_modules/.package-lock.json
+	cd obsidian-plugin && npm run build
+
+# The plugin's build, type check and unit tests (a few seconds); skipped, saying so, without npm.
+plugin-test:
+	@if command -v npm >/dev/null; then \
+	  $(MAKE) --no-print-directory plugin && cd obsidian-plugin && npm run --silent check && npm test --silent; \
+	else echo "npm is missing: the Obsidian plugin's build and tests are skipped"; fi
+
+test: lint typecheck unit plugin-test
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_index_bench.py --sizes 1000 10000 50000

@@ -1,7 +1,8 @@
 /**
  * The agent view: everything a person sees, mounted with a Connection (the web page passes a
  * WebSocket connection; the Obsidian plugin can pass its own). Frames are queued and applied
- * once per animation frame, so a burst of streamed tokens costs one render.
+ * once per animation frame, so a burst of streamed tokens costs one render. A host may pass
+ * `vaultId` (the vault to select when the server serves it) and `draft` (see Composer).
  */
 
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
@@ -9,12 +10,12 @@ import type { Connection, ConnectionState } from "../connection";
 import { allowForRun, emptyState, reduce, startRun, type ViewState } from "../state";
 import type { ConversationSummary, HelloFrame, JsonObject, ServerFrame, VaultInfo } from "../wire";
 import { isObject } from "../wire";
-import { Composer, type Suggestion } from "./Composer";
+import { Composer, type Draft, type Suggestion } from "./Composer";
 import { NoModelPanel, SignInPanel } from "./Panels";
 import { Sidebar } from "./Sidebar";
 import { type Actions, RunView, fmtCost, fmtTokens } from "./Steps";
 
-export function AgentView({ connection }: { connection: Connection }) {
+export function AgentView({ connection, vaultId, draft }: { connection: Connection; vaultId?: string | null; draft?: Draft | null }) {
   const [conn, setConn] = useState<{ state: ConnectionState; detail: string; hello: HelloFrame | null }>({
     state: connection.state, detail: "", hello: connection.hello,
   });
@@ -66,12 +67,17 @@ export function AgentView({ connection }: { connection: Connection }) {
     if (conn.hello?.model === null) setNoModel("");
     const load = () => void connection.vaults().then((list) => {
       setVaults(list);
-      setVault((v) => (v !== null && list.some((x) => x.vaultId === v) ? v : list[0]?.vaultId ?? null));
+      const preferred = list.some((x) => x.vaultId === vaultId) ? vaultId ?? null : null;
+      setVault((v) => (v !== null && list.some((x) => x.vaultId === v) ? v : preferred ?? list[0]?.vaultId ?? null));
     });
     load();
     const t = window.setInterval(load, 15000);
     return () => window.clearInterval(t);
   }, [conn.state, connection]);
+
+  useEffect(() => {
+    if (vaultId && vaults.some((x) => x.vaultId === vaultId)) setVault(vaultId);
+  }, [vaultId]);
 
   const runs = useMemo(() => view.runs.slice(since).filter((r) => vault === null || r.vaultId === null || r.vaultId === vault), [view, vault, since]);
   const active = runs.find((r) => r.finish === null) ?? null;
@@ -201,7 +207,7 @@ export function AgentView({ connection }: { connection: Connection }) {
         {!pinned && (
           <button type="button" class="jump" onClick={() => setPinned(true)}>Jump to latest</button>
         )}
-        <Composer running={active !== null} disabled={conn.state !== "open"} suggest={suggest} onSend={(t, a) => void send(t, a)} onStop={stop} />
+        <Composer draft={draft ?? null} running={active !== null} disabled={conn.state !== "open"} suggest={suggest} onSend={(t, a) => void send(t, a)} onStop={stop} />
       </main>
       <aside class="this-run" aria-label="This run">
         <h2>This run</h2>

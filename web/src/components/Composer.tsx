@@ -7,6 +7,13 @@
 
 import { useEffect, useRef, useState } from "preact/hooks";
 
+/** Text and notes a host puts in the message box; a new `id` applies it once. */
+export interface Draft {
+  id: number;
+  text: string;
+  attach: string[];
+}
+
 export interface Suggestion {
   path: string;
   title: string;
@@ -18,6 +25,7 @@ interface Props {
   suggest(query: string): Promise<Suggestion[]>;
   onSend(text: string, attached: string[]): void;
   onStop(): void;
+  draft?: Draft | null;
 }
 
 const AT = /(^|[\s(\[{])@([^\s@"'[\]]*)$/;
@@ -31,6 +39,14 @@ export function Composer(props: Props) {
   const [trigger, setTrigger] = useState<null | { kind: "@" | "[["; start: number; query: string }>(null);
   const box = useRef<HTMLTextAreaElement>(null);
   const asked = useRef(0);
+
+  useEffect(() => {
+    const draft = props.draft;
+    if (!draft) return;
+    setChips((c) => [...c, ...draft.attach.filter((p, i) => p && !c.includes(p) && draft.attach.indexOf(p) === i)]);
+    if (draft.text) setText((t) => (t.trim() ? `${t.replace(/\s+$/, "")}\n${draft.text}` : draft.text));
+    box.current?.focus();
+  }, [props.draft?.id]);
 
   useEffect(() => {
     if (trigger === null) {
