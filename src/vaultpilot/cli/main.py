@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import typer
 
-from vaultpilot.cli import agent_cmds, embed_cmds, index_cmds, server_cmds, tool_cmds
+from vaultpilot.cli import (
+    agent_cmds,
+    embed_cmds,
+    index_cmds,
+    mcp_cmds,
+    plugin_cmds,
+    server_cmds,
+    tool_cmds,
+)
 from vaultpilot.cli.agents import agents_app, contract_app
 
 __all__ = ["app", "main"]
@@ -21,6 +29,8 @@ tool_cmds.register(app)
 agent_cmds.register(app)
 embed_cmds.register(app)
 server_cmds.register(app)
+mcp_cmds.register(app)
+plugin_cmds.register(app)
 app.add_typer(agents_app, name="agents")
 app.add_typer(contract_app, name="contract")
 

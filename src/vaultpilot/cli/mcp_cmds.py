@@ -1,0 +1,187 @@
+"""``vaultpilot mcp``: the vault tools for Claude Desktop, Claude Code, Cursor and any MCP client.
+
+    vaultpilot mcp --vault ~/Notes                          serve one vault over stdio
+    vaultpilot mcp --vault work=~/Work --vault home=~/Home  several (tools gain a `vault` parameter)
+    vaultpilot mcp config claude-desktop --vault ~/Notes    print the client's configuration
+
+``mcp`` speaks MCP on stdout and nothing else; logs and errors go to stderr. The vault is
+``--vault`` (repeatable, ``NAME=PATH`` or ``PATH``), else ``$VAULTPILOT_VAULT``: never the
+current folder, which for a desktop client is often ``/``. The approval policy is the agent's
+(``[approvals]`` in the config file). The SDK is imported only when the command runs.
+
+``mcp config CLIENT`` prints the snippet on stdout (JSON for Claude Desktop and Cursor, a shell
+command for Claude Code) with the absolute paths of this installation's ``vaultpilot`` and of the
+vaults, and says on stderr where it goes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from vaultpilot.cli.common import DataDirOpt, err_console, handle_errors
+from vaultpilot.errors import SetupError
+from vaultpilot.locations import VAULT_ENV
+
+__all__ = ["register"]
+
+VaultsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--vault",
+        help=f"A vault folder, or NAME=FOLDER; repeat for several vaults (default: ${VAULT_ENV}).",
+    ),
+]
+
+
+class Client(StrEnum):
+    claude_desktop = "claude-desktop"
+    claude_code = "claude-code"
+    cursor = "cursor"
+
+
+_WHERE = {
+    Client.claude_desktop: (
+        "Add it to claude_desktop_config.json (Settings > Developer > Edit Config; macOS: "
+        "~/Library/Application Support/Claude/, Windows: %APPDATA%\\Claude\\), merging "
+        "mcpServers if the file has one, then restart Claude Desktop."
+    ),
+    Client.claude_code: "Run it in a shell (add --scope user to use it in every project).",
+    Client.cursor: (
+        "Add it to ~/.cursor/mcp.json (every project) or .cursor/mcp.json (this project), "
+        "merging mcpServers if the file has one."
+    ),
+}
+
+
+def _specs(vault: list[str] | None) -> list[str]:
+    if vault:
+        return vault
+    if os.environ.get(VAULT_ENV):
+        return [os.environ[VAULT_ENV]]
+    raise SetupError(
+        f"Name the vault to serve: --vault PATH (or NAME=PATH, repeatable), or set {VAULT_ENV}."
+    )
+
+
+def _executable() -> str:
+    """The absolute path of this installation's ``vaultpilot`` command."""
+    here = Path(sys.argv[0])
+    if here.name.startswith("vaultpilot") and here.exists():
+        return str(here.absolute())
+    beside = Path(sys.executable).parent / ("vaultpilot.exe" if os.name == "nt" else "vaultpilot")
+    if beside.exists():
+        return str(beside.absolute())
+    found = shutil.which("vaultpilot")
+    if found is None:
+        raise SetupError("Could not find the vaultpilot command; run this with its full path.")
+    return str(Path(found).absolute())
+
+
+def _args(specs: list[str], data_dir: str | None) -> list[str]:
+    from vaultpilot.mcp.vaults import parse_vault_specs
+
+    args = ["mcp"]
+    for spec in specs:
+        ((name, path),) = parse_vault_specs([spec]).items()
+        explicit = "=" in spec and spec.partition("=")[0] == name
+        args += ["--vault", f"{name}={path}" if explicit else str(path)]
+    if data_dir:
+        args += ["--data-dir", str(Path(data_dir).expanduser().absolute())]
+    return args
+
+
+def snippet(client: Client, command: str, args: list[str]) -> str:
+    """The configuration text for ``client`` (see the module)."""
+    if client is Client.claude_code:
+        return shlex.join(["claude", "mcp", "add", "vaultpilot", "--", command, *args])
+    entry = {"mcpServers": {"vaultpilot": {"command": command, "args": args}}}
+    return json.dumps(entry, indent=2, ensure_ascii=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``mcp`` and ``mcp config`` to ``app``."""
+    mcp_app = typer.Typer(help="Serve the vault tools to MCP clients (Claude, Cursor, ...).")
+    app.add_typer(mcp_app, name="mcp")
+
+    @mcp_app.callback(invoke_without_command=True)
+    @handle_errors
+    def mcp(
+        ctx: typer.Context,
+        vault: VaultsOpt = None,
+        embed: Annotated[
+            bool,
+            typer.Option(
+                "--embed/--no-embed",
+                help="Embed new and changed notes for semantic search in the background.",
+            ),
+        ] = True,
+        rescan: Annotated[
+            float,
+            typer.Option(
+                "--rescan", min=1.0, help="Seconds between two looks for notes changed outside."
+            ),
+        ] = 30.0,
+        data_dir: DataDirOpt = None,
+    ) -> None:
+        """Serve the vaults over MCP on stdin/stdout (what an MCP client launches)."""
+        if ctx.invoked_subcommand is not None:
+            return
+        import functools
+
+        import anyio
+
+        from vaultpilot.agent.approvals import ApprovalPolicy
+        from vaultpilot.agent.config import load_config
+        from vaultpilot.index.semantic import select_embedder
+        from vaultpilot.index.vectors import VectorCache
+        from vaultpilot.locations import data_root, vault_data_dir
+        from vaultpilot.mcp import (
+            Approvals,
+            LocalVault,
+            configure_logging,
+            parse_vault_specs,
+            serve_stdio,
+        )
+        from vaultpilot.tools.semantic import Semantic
+
+        configure_logging()
+        specs = parse_vault_specs(_specs(vault))
+        loaded = load_config()
+        approvals = Approvals(
+            ApprovalPolicy().with_rules(loaded.config.approvals),
+            loaded.path if loaded.path.is_file() else None,
+        )
+        root_dir = data_root(data_dir)
+        load = functools.cache(select_embedder)  # one model for every vault, loaded on first use
+        vaults = {
+            name: LocalVault(
+                root,
+                vault_data_dir(root, root_dir) / "index.db",
+                Semantic(load=load, cache=VectorCache(min_interval=2.0)),
+            )
+            for name, root in specs.items()
+        }
+        anyio.run(
+            functools.partial(serve_stdio, vaults, approvals=approvals, embed=embed, rescan=rescan)
+        )
+
+    @mcp_app.command("config")
+    @handle_errors
+    def config(
+        client: Annotated[Client, typer.Argument(help="The MCP client to configure.")],
+        vault: VaultsOpt = None,
+        data_dir: DataDirOpt = None,
+    ) -> None:
+        """Print the configuration that makes CLIENT launch `vaultpilot mcp` for the vaults."""
+        specs = vault or [os.environ.get(VAULT_ENV) or "."]
+        typer.echo(snippet(client, _executable(), _args(specs, data_dir)))
+        err_console.print(_WHERE[client], soft_wrap=True)

@@ -1,0 +1,96 @@
+"""Asking the person to approve one tool call, through MCP elicitation.
+
+``ask_person(ctx, params, reason, arguments)`` returns:
+
+* ``Asked.UNSUPPORTED`` when the client declared no form elicitation (nothing is asked);
+* on a handshake-era connection (protocol up to 2025-11-25): the person's answer to an
+  ``elicitation/create`` request sent while the call waits (``ACCEPTED``, ``DECLINED`` or
+  ``CANCELLED``);
+* on a 2026-07-28 connection: an ``InputRequiredResult`` carrying the question the first time;
+  the client asks, then retries the call with the answer and the echoed ``request_state``, and
+  the answer is returned then. ``request_state`` is a digest of the tool and its arguments, so
+  an answer given for one call never approves another.
+
+Only ``accept`` approves. The form has one boolean field, ``approve``; a client that accepts
+with it set to false has declined.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import mcp_types as types
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+__all__ = ["Asked", "ask_person"]
+
+_KEY = "approval"
+_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "approve": {
+            "type": "boolean",
+            "title": "Approve",
+            "description": "Run this operation on the vault.",
+            "default": True,
+        }
+    },
+}
+
+
+class Asked(enum.Enum):
+    ACCEPTED = "accepted"
+    DECLINED = "declined"
+    CANCELLED = "cancelled"
+    UNSUPPORTED = "unsupported"
+
+
+def _can_elicit(ctx: Any) -> bool:
+    caps: types.ClientCapabilities | None = ctx.session.client_capabilities
+    if caps is None or caps.elicitation is None:
+        return False
+    # A bare ``elicitation: {}`` (before modes existed) means form support; url-only does not.
+    return caps.elicitation.form is not None or caps.elicitation.url is None
+
+
+def _question(name: str, reason: str, arguments: Mapping[str, Any]) -> str:
+    shown = json.dumps(arguments, ensure_ascii=False)
+    if len(shown) > 600:
+        shown = shown[:600] + "…"
+    return f"{reason}\nApprove {name} with {shown}?"
+
+
+def _digest(name: str, arguments: Mapping[str, Any]) -> str:
+    canon = json.dumps([name, arguments], sort_keys=True, ensure_ascii=True)
+    return "vaultpilot-approval:" + hashlib.sha256(canon.encode("ascii")).hexdigest()
+
+
+def _answer(result: types.ElicitResult) -> Asked:
+    if result.action == "accept":
+        approve = (result.content or {}).get("approve", True)
+        return Asked.ACCEPTED if approve is not False else Asked.DECLINED
+    return Asked.DECLINED if result.action == "decline" else Asked.CANCELLED
+
+
+async def ask_person(
+    ctx: Any, params: types.CallToolRequestParams, reason: str, arguments: Mapping[str, Any]
+) -> Asked | types.InputRequiredResult:
+    """Ask whether the call may run (see the module); ``ctx`` is the SDK's request context."""
+    if not _can_elicit(ctx):
+        return Asked.UNSUPPORTED
+    message = _question(params.name, reason, arguments)
+    if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        result = await ctx.session.elicit_form(message, _SCHEMA, related_request_id=ctx.request_id)
+        return _answer(result)
+    state = _digest(params.name, arguments)
+    answer = (params.input_responses or {}).get(_KEY)
+    if params.request_state == state and isinstance(answer, types.ElicitResult):
+        return _answer(answer)
+    request = types.ElicitRequest(
+        params=types.ElicitRequestFormParams(message=message, requested_schema=_SCHEMA)
+    )
+    return types.InputRequiredResult(input_requests={_KEY: request}, request_state=state)

@@ -1,0 +1,199 @@
+"""The three vault tools as MCP tools: their list, and one call from arguments to result.
+
+* ``list_tools(names)`` derives the MCP tools from the registry (``tools.TOOLS``): the same
+  descriptions and JSON Schemas, plus annotations (``HINTS``). With more than one vault each
+  schema gains a required ``vault`` parameter (an enum of the names); with one it has none.
+* ``call_tool(...)`` validates the call, applies the approval policy, runs the tool on the
+  vault's context in a worker thread and returns a ``CallToolResult``: the tool's JSON result as
+  ``structuredContent`` and as text, with ``isError`` when the call failed (a bad argument, a
+  refused operation, a vault error: the same guiding message the tool gives every transport).
+  Only an unknown tool name is a protocol error (``INVALID_PARAMS``), as MCP asks.
+* Approvals: a call the policy marks ``deny`` is refused; one marked ``ask`` is asked through
+  elicitation when the client supports it (``approval.ask_person``) and refused otherwise, with
+  the ``[approvals]`` line that allows it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
+
+from vaultpilot.agent.approvals import ApprovalPolicy, operation_of
+from vaultpilot.mcp.approval import Asked, ask_person
+from vaultpilot.mcp.vaults import VaultSession
+from vaultpilot.tools import TOOLS, get_tool, run_tool
+from vaultpilot.tools.registry import is_error
+
+__all__ = ["HINTS", "MAX_ARGUMENTS", "VAULT_PARAM", "Approvals", "call_tool", "list_tools"]
+
+VAULT_PARAM = "vault"
+# The largest tool call accepted, as JSON (the HTTP server's own body limit is the same).
+MAX_ARGUMENTS = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class _Hints:
+    title: str
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+
+
+# What each tool may do to the vault. obsidian_vault_manager deletes and moves notes among its
+# operations, so it is destructive as a whole; nothing reaches beyond the vault (openWorld false).
+HINTS: Mapping[str, _Hints] = {
+    "obsidian_query_vault": _Hints("Find notes in the vault", True, False, True),
+    "obsidian_get_context": _Hints("Read notes with their context", True, False, True),
+    "obsidian_vault_manager": _Hints("Change notes and folders", False, True, False),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Approvals:
+    """The approval policy and where it is configured (for the refusal message)."""
+
+    policy: ApprovalPolicy
+    config_path: Path | None = None
+
+
+def _schema(parameters: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    if len(names) < 2:
+        return parameters
+    schema = copy.deepcopy(parameters)
+    schema["properties"] = {
+        VAULT_PARAM: {
+            "type": "string",
+            "enum": list(names),
+            "description": "The vault to act on: " + ", ".join(names) + ".",
+        },
+        **schema.get("properties", {}),
+    }
+    schema["required"] = [VAULT_PARAM, *schema.get("required", [])]
+    return schema
+
+
+def list_tools(names: Sequence[str]) -> list[types.Tool]:
+    """The MCP tools for a server serving the vaults ``names`` (see the module)."""
+    out = []
+    for tool in TOOLS:
+        hints = HINTS[tool.name]
+        out.append(
+            types.Tool(
+                name=tool.name,
+                title=hints.title,
+                description=tool.description,
+                input_schema=_schema(tool.schema(), names),
+                annotations=types.ToolAnnotations(
+                    title=hints.title,
+                    read_only_hint=hints.read_only,
+                    destructive_hint=hints.destructive,
+                    idempotent_hint=hints.idempotent,
+                    open_world_hint=False,
+                ),
+            )
+        )
+    return out
+
+
+def _result(result: Mapping[str, Any], *, failed: bool) -> types.CallToolResult:
+    text = json.dumps(result, ensure_ascii=False)
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)],
+        structured_content=dict(result),
+        is_error=failed or is_error(result),
+    )
+
+
+def _refusal(name: str, arguments: Mapping[str, Any], message: str) -> types.CallToolResult:
+    return _result(get_tool(name).failure(message, arguments), failed=True)
+
+
+def _pick_vault(
+    vaults: Mapping[str, VaultSession], arguments: dict[str, Any]
+) -> tuple[VaultSession | None, str]:
+    """The vault a call names (removing ``vault`` from the arguments), or why there is none."""
+    names = ", ".join(vaults)
+    if len(vaults) == 1:
+        if VAULT_PARAM in arguments:
+            return None, (
+                f"This server serves one vault ({names}); leave out the '{VAULT_PARAM}' argument."
+            )
+        return next(iter(vaults.values())), ""
+    chosen = arguments.pop(VAULT_PARAM, None)
+    if chosen is None:
+        return None, f"Name the vault with the '{VAULT_PARAM}' argument: one of {names}."
+    if not isinstance(chosen, str) or chosen not in vaults:
+        return None, f"Unknown vault {chosen!r}. Use one of: {names}."
+    return vaults[chosen], ""
+
+
+def _how_to_allow(key: str, approvals: Approvals) -> str:
+    where = "the config file"
+    if approvals.config_path is not None:
+        where += f" {approvals.config_path}"
+    return f'add `"{key}" = "allow"` under [approvals] in {where} (`vaultpilot config` shows it)'
+
+
+async def call_tool(
+    ctx: Any,
+    params: types.CallToolRequestParams,
+    *,
+    vaults: Mapping[str, VaultSession],
+    approvals: Approvals,
+) -> types.CallToolResult | types.InputRequiredResult:
+    """One ``tools/call`` (see the module); ``ctx`` is the SDK's request context."""
+    name = params.name
+    if name not in HINTS:
+        raise MCPError(
+            types.INVALID_PARAMS, f"Unknown tool '{name}'. Valid tools: {', '.join(HINTS)}."
+        )
+    arguments: dict[str, Any] = dict(params.arguments or {})
+    size = len(json.dumps(arguments, ensure_ascii=False).encode("utf-8"))
+    if size > MAX_ARGUMENTS:
+        return _refusal(
+            name,
+            {},
+            f"The arguments are too large ({size} bytes; at most {MAX_ARGUMENTS}). Split the "
+            "change into several calls (e.g. append_note in parts).",
+        )
+    vault, problem = _pick_vault(vaults, arguments)
+    if vault is None:
+        return _refusal(name, arguments, problem)
+    operation = operation_of(arguments)
+    valid = True
+    try:
+        get_tool(name).params.model_validate(arguments)
+    except ValidationError:
+        valid = False  # run_tool explains it; a call that cannot run needs no approval
+    decision = approvals.policy.decide(name, operation) if valid else "allow"
+    key = f"{name}.{operation}" if operation else name
+    if decision == "deny":
+        return _refusal(
+            name,
+            arguments,
+            f"{name} {operation or ''} is denied by the approval policy; nothing was changed. "
+            f"Tell the person; to allow it, {_how_to_allow(key, approvals)}.",
+        )
+    if decision == "ask":
+        asked = await ask_person(ctx, params, approvals.policy.reason(name, operation), arguments)
+        if isinstance(asked, types.InputRequiredResult):
+            return asked
+        if asked is not Asked.ACCEPTED:
+            why = {
+                Asked.UNSUPPORTED: f"needs the person's approval and this client cannot ask "
+                f"for it (no elicitation). To allow it, {_how_to_allow(key, approvals)}; or "
+                "do it in Obsidian",
+                Asked.DECLINED: "was declined by the person",
+                Asked.CANCELLED: "was not approved (the question was dismissed)",
+            }[asked]
+            return _refusal(name, arguments, f"{key} {why}. Nothing was changed.")
+    outcome = await vault.run(lambda c: run_tool(c, name, arguments))
+    return _result(outcome.result, failed=outcome.error is not None)

@@ -1,0 +1,121 @@
+"""The MCP transport's parts in-process: config snippets, vault specs, hints, background upkeep."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from vaultpilot.cli.main import app
+from vaultpilot.errors import SetupError
+from vaultpilot.index.lookup import all_paths
+from vaultpilot.locations import vault_data_dir
+from vaultpilot.mcp import LocalVault, list_tools, parse_vault_specs
+from vaultpilot.mcp.approval import _digest
+from vaultpilot.mcp.tools import HINTS
+from vaultpilot.tools import TOOLS
+
+from .conftest import TIMEOUT, VAULTPILOT
+
+
+@pytest.mark.parametrize("client", ["claude-desktop", "cursor"])
+def test_json_config_snippets(client: str, example_vault: Path) -> None:
+    done = CliRunner().invoke(app, ["mcp", "config", client, "--vault", f"notes={example_vault}"])
+    assert done.exit_code == 0, done.output
+    entry = json.loads(done.stdout)["mcpServers"]["vaultpilot"]
+    assert Path(entry["command"]).is_absolute() and Path(entry["command"]).name == "vaultpilot"
+    assert Path(entry["command"]).exists()
+    assert entry["args"] == ["mcp", "--vault", f"notes={example_vault.resolve()}"]
+
+
+def test_claude_code_command(tmp_path: Path, example_vault: Path, data_dir: Path) -> None:
+    done = CliRunner().invoke(
+        app,
+        [
+            "mcp",
+            "config",
+            "claude-code",
+            "--vault",
+            str(example_vault),
+            "--data-dir",
+            str(data_dir),
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    words = shlex.split(done.stdout)
+    assert words[:5] == ["claude", "mcp", "add", "vaultpilot", "--"]
+    assert Path(words[5]).is_absolute()
+    assert words[6:] == [
+        "mcp", "--vault", str(example_vault.resolve()), "--data-dir", str(data_dir.absolute()),
+    ]  # fmt: skip
+
+
+def test_vault_specs(tmp_path: Path) -> None:
+    (tmp_path / "My Notes").mkdir()
+    (tmp_path / "b").mkdir()
+    specs = parse_vault_specs([str(tmp_path / "My Notes"), f"work={tmp_path / 'b'}"])
+    assert specs == {"My-Notes": tmp_path / "My Notes", "work": tmp_path / "b"}
+    with pytest.raises(SetupError, match="does not exist"):
+        parse_vault_specs([str(tmp_path / "nope")])
+    with pytest.raises(SetupError, match="Two vaults are named 'x'"):
+        parse_vault_specs([f"x={tmp_path / 'b'}", f"x={tmp_path / 'My Notes'}"])
+    with pytest.raises(SetupError, match="--vault"):
+        parse_vault_specs([])
+
+
+def test_every_tool_has_hints_and_keeps_its_schema() -> None:
+    assert set(HINTS) == {t.name for t in TOOLS}
+    for tool, listed in zip(TOOLS, list_tools(["only"]), strict=True):
+        assert listed.input_schema == tool.schema()
+        assert listed.annotations is not None and listed.annotations.open_world_hint is False
+    two = {t.name: t.input_schema for t in list_tools(["a", "b"])}
+    for tool in TOOLS:
+        props = dict(two[tool.name]["properties"])
+        assert props.pop("vault") == {
+            "type": "string", "enum": ["a", "b"], "description": "The vault to act on: a, b.",
+        }  # fmt: skip
+        assert props == tool.schema()["properties"]
+
+
+def test_an_answer_approves_only_the_call_it_was_asked_for() -> None:
+    call = {"operation": "delete_note", "target": "A.md", "confirmDestructive": True}
+    same = dict(reversed(list(call.items())))
+    assert _digest("obsidian_vault_manager", call) == _digest("obsidian_vault_manager", same)
+    assert _digest("obsidian_vault_manager", call) != _digest(
+        "obsidian_vault_manager", {**call, "target": "B.md"}
+    )
+
+
+def test_local_vault_indexes_in_the_background(example_vault: Path, data_dir: Path) -> None:
+    vault = LocalVault(example_vault, vault_data_dir(example_vault, data_dir) / "index.db")
+    try:
+        vault.start(embed=False, rescan=1.0)
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline and "Home.md" not in vault.call(
+            lambda c: all_paths(c.conn)
+        ):
+            time.sleep(0.05)
+        (example_vault / "Added Outside.md").write_text("# Added outside\n")
+        # The rescan (every second here) indexes it without any tool call.
+        while time.monotonic() < deadline and "Added Outside.md" not in vault.call(
+            lambda c: all_paths(c.conn)
+        ):
+            time.sleep(0.1)
+        assert "Added Outside.md" in vault.call(lambda c: all_paths(c.conn))
+    finally:
+        vault.close()
+
+
+def test_the_cli_loads_the_sdk_only_for_mcp() -> None:
+    code = "import sys, vaultpilot.cli.main; print('mcp' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT, check=True
+    )
+    assert out.stdout.strip() == "False"
+    assert VAULTPILOT.exists()

@@ -1,0 +1,285 @@
+"""`vaultpilot mcp` over stdio, driven by the MCP SDK's own client (a real subprocess each time).
+
+Both eras of the protocol are exercised: ``legacy`` (the initialize handshake that today's
+desktop clients speak) and ``auto`` (the SDK client's default, 2026-07-28 when the server offers
+it). Each test is one server process and a handful of calls, bounded by ``TIMEOUT``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp.client.client import Client
+from mcp.client.session import ClientRequestContext
+from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+from .conftest import TIMEOUT, VAULTPILOT, server_env, snapshot, stdio_params, wire
+
+
+def _text(result: types.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+def _run(coro: Any, *args: Any) -> None:
+    async def bounded() -> None:
+        with anyio.fail_after(TIMEOUT):
+            await coro(*args)
+
+    anyio.run(bounded)
+
+
+def test_one_vault_tools_resources_prompts(
+    one_vault: StdioServerParameters, example_vault: Path
+) -> None:
+    async def session() -> None:
+        async with Client(one_vault, mode="legacy") as client:
+            assert client.server_info is not None and client.server_info.name == "vaultpilot"
+            assert "obsidian_query_vault" in (client.instructions or "")
+            tools = await client.list_tools()
+            snapshot("tools_one_vault", wire(tools.tools))
+
+            found = await client.call_tool(
+                "obsidian_query_vault",
+                {"queryType": "search_by_metadata", "filters": {"tags": ["meeting/1on1"]}},
+            )
+            assert not found.is_error
+            assert found.structured_content["totalFound"] >= 1
+            assert json.loads(_text(found)) == found.structured_content
+
+            read = await client.call_tool(
+                "obsidian_get_context", {"contextType": "read_note", "target": "Home.md"}
+            )
+            assert not read.is_error and read.structured_content["primaryNote"]["version"]
+
+            made = await client.call_tool(
+                "obsidian_vault_manager",
+                {
+                    "operation": "create_note",
+                    "target": "Inbox/From MCP.md",
+                    "content": "# Hi\n",
+                    "createFolders": True,
+                },
+            )
+            assert not made.is_error, made.structured_content
+            assert (example_vault / "Inbox" / "From MCP.md").read_text() == "# Hi\n"
+
+            listed = await client.list_resources()
+            uri = "vault://vault/Reference/Concepts/Idempotency.md"
+            assert uri in {str(r.uri) for r in listed.resources}
+            text = (await client.read_resource(uri)).contents[0]
+            assert isinstance(text, types.TextResourceContents)
+            assert text.text == (example_vault / "Reference/Concepts/Idempotency.md").read_text()
+            templates = await client.list_resource_templates()
+            assert [t.uri_template for t in templates.resource_templates] == [
+                "vault://vault/{path}"
+            ]
+            with pytest.raises(MCPError, match="doesn't exist"):
+                await client.read_resource("vault://vault/No%20Such.md")
+            with pytest.raises(MCPError, match=r"refused|outside|not allowed|\.\."):
+                await client.read_resource("vault://vault/../secret.md")
+
+            prompts = await client.list_prompts()
+            snapshot("prompts", wire(prompts.prompts))
+            got = await client.get_prompt("tag_last_week_meetings", {"tag": "reviewed"})
+            assert isinstance(got.messages[0].content, types.TextContent)
+            assert '"bulk_tag"' in got.messages[0].content.text
+            with pytest.raises(MCPError, match="'topic' is required"):
+                await client.get_prompt("find_and_summarise", {})
+
+    _run(session)
+
+
+def test_bad_calls_get_guiding_errors(
+    one_vault: StdioServerParameters, example_vault: Path
+) -> None:
+    async def session() -> None:
+        async with Client(one_vault) as client:  # the SDK client's default era
+            with pytest.raises(MCPError, match=r"Unknown tool 'nope'\. Valid tools: obsidian_"):
+                await client.call_tool("nope", {})
+
+            wrong = await client.call_tool(
+                "obsidian_query_vault", {"queryType": "semantic_search", "limit": "many"}
+            )
+            assert wrong.is_error
+            assert "Invalid arguments for obsidian_query_vault" in wrong.structured_content["error"]
+
+            one = await client.call_tool(
+                "obsidian_get_context",
+                {"vault": "vault", "contextType": "read_note", "target": "Home.md"},
+            )
+            assert one.is_error and "leave out the 'vault' argument" in _text(one)
+
+            huge = await client.call_tool(
+                "obsidian_vault_manager",
+                {"operation": "create_note", "target": "Huge.md", "content": "x" * (5 << 20)},
+            )
+            assert huge.is_error and "too large" in huge.structured_content["message"]
+            assert not (example_vault / "Huge.md").exists()
+
+            # No elicitation in this client: the delete is refused and says how to allow it.
+            refused = await client.call_tool(
+                "obsidian_vault_manager",
+                {"operation": "delete_note", "target": "Inbox.md", "confirmDestructive": True},
+            )
+            assert refused.is_error
+            message = refused.structured_content["message"]
+            assert '"obsidian_vault_manager.delete_note" = "allow"' in message
+            assert "[approvals]" in message and "Nothing was changed" in message
+            assert (example_vault / "Inbox.md").exists()
+
+    _run(session)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_approval_through_elicitation(
+    mode: str, one_vault: StdioServerParameters, example_vault: Path
+) -> None:
+    answers = ["decline", "accept"]
+    asked: list[str] = []
+
+    async def elicit(
+        context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        asked.append(params.message)
+        action = "accept" if answers.pop(0) == "accept" else "decline"
+        return types.ElicitResult(action=action, content={"approve": True})
+
+    async def session() -> None:
+        async with Client(one_vault, mode=mode, elicitation_callback=elicit) as client:
+            call = {"operation": "delete_note", "target": "Inbox.md", "confirmDestructive": True}
+            declined = await client.call_tool("obsidian_vault_manager", call)
+            assert declined.is_error and "declined" in declined.structured_content["message"]
+            assert (example_vault / "Inbox.md").exists()
+            accepted = await client.call_tool("obsidian_vault_manager", call)
+            assert not accepted.is_error, accepted.structured_content
+            assert not (example_vault / "Inbox.md").exists()
+            assert (example_vault / ".trash" / "Inbox.md").exists()
+            # A read needs no approval: nothing more is asked.
+            await client.call_tool("obsidian_query_vault", {"queryType": "recent_changes"})
+
+    _run(session)
+    assert len(asked) == 2 and "delete_note" in asked[0] and "Inbox.md" in asked[0]
+
+
+def test_config_rules_allow_and_deny(tmp_path: Path, example_vault: Path, data_dir: Path) -> None:
+    (tmp_path / "config.toml").write_text(
+        '[approvals]\n"obsidian_vault_manager.delete_note" = "allow"\n'
+        '"obsidian_vault_manager.move_note" = "deny"\n'
+    )
+
+    async def session() -> None:
+        async with Client(stdio_params(tmp_path, data_dir, str(example_vault))) as client:
+            moved = await client.call_tool(
+                "obsidian_vault_manager",
+                {"operation": "move_note", "target": "Inbox.md", "destination": "Archive"},
+            )
+            assert moved.is_error and "denied by the approval policy" in _text(moved)
+            deleted = await client.call_tool(
+                "obsidian_vault_manager",
+                {"operation": "delete_note", "target": "Inbox.md", "confirmDestructive": True},
+            )
+            assert not deleted.is_error
+
+    _run(session)
+    assert not (example_vault / "Inbox.md").exists()
+    assert not (example_vault / "Archive" / "Inbox.md").exists()
+
+
+def test_several_vaults_take_a_vault_parameter(
+    tmp_path: Path, example_vault: Path, data_dir: Path
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "Only Here.md").write_text("# Only here\n\nzeppelin\n")
+    params = stdio_params(tmp_path, data_dir, f"work={example_vault}", f"home={other}")
+
+    async def session() -> None:
+        async with Client(params) as client:
+            tools = await client.list_tools()
+            snapshot("tools_two_vaults", wire(tools.tools))
+            for tool in tools.tools:
+                assert tool.input_schema["required"][0] == "vault"
+                assert tool.input_schema["properties"]["vault"]["enum"] == ["work", "home"]
+            search = {"queryType": "semantic_search", "query": "zeppelin"}
+            home = await client.call_tool("obsidian_query_vault", {"vault": "home", **search})
+            assert [r["path"] for r in home.structured_content["results"]] == ["Only Here.md"]
+            work = await client.call_tool("obsidian_query_vault", {"vault": "work", **search})
+            assert work.structured_content["totalFound"] == 0
+            missing = await client.call_tool("obsidian_query_vault", search)
+            assert missing.is_error and "one of work, home" in _text(missing)
+            uris = {str(r.uri) for r in (await client.list_resources()).resources}
+            assert "vault://home/Only%20Here.md" in uris and "vault://work/Home.md" in uris
+
+    _run(session)
+
+
+def test_stdout_carries_protocol_only(tmp_path: Path, example_vault: Path, data_dir: Path) -> None:
+    """A raw client: a request before initialize, a line that is not JSON, a bad params shape
+    and an unknown method each get a protocol answer (or none, for the line with no id), and
+    every line on stdout is a JSON-RPC message."""
+    init = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    }
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": init},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
+        "this is not JSON",
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+         "params": {"name": "obsidian_get_context",
+                    "arguments": {"contextType": "read_note", "target": "Home.md"}}},
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": 5}},
+        {"jsonrpc": "2.0", "id": 6, "method": "no/such"},
+    ]  # fmt: skip
+    proc = subprocess.Popen(
+        [str(VAULTPILOT), "mcp", "--no-embed", "--vault", str(example_vault)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=server_env(tmp_path, data_dir),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    for line in lines:
+        proc.stdin.write((line if isinstance(line, str) else json.dumps(line)).encode() + b"\n")
+    proc.stdin.flush()
+    replies: dict[int, dict[str, Any]] = {}
+    deadline = time.monotonic() + TIMEOUT
+    while len(replies) < 6 and time.monotonic() < deadline:
+        raw = proc.stdout.readline()
+        if not raw:
+            break
+        message = json.loads(raw)  # anything else on stdout fails here
+        assert message["jsonrpc"] == "2.0"
+        replies[message["id"]] = message
+    out, err = proc.communicate(timeout=TIMEOUT)  # closing stdin ends the server
+    assert out == b"" and proc.returncode == 0, err.decode()
+    assert sorted(replies) == [1, 2, 3, 4, 5, 6]
+    assert replies[1]["error"]["code"] == types.INVALID_PARAMS
+    assert replies[2]["result"]["serverInfo"]["name"] == "vaultpilot"
+    assert len(replies[3]["result"]["tools"]) == 3
+    assert replies[4]["result"]["structuredContent"]["primaryNote"]["path"] == "Home.md"
+    assert replies[5]["error"]["code"] == types.INVALID_PARAMS
+    assert replies[6]["error"]["code"] == types.METHOD_NOT_FOUND
+
+
+def test_setup_errors_are_one_line_on_stderr(tmp_path: Path, data_dir: Path) -> None:
+    env = server_env(tmp_path, data_dir)
+    for args in (["--vault", str(tmp_path / "missing")], []):
+        command = [str(VAULTPILOT), "mcp", *args]
+        done = subprocess.run(command, capture_output=True, env=env, timeout=TIMEOUT, check=False)
+        assert done.returncode == 2 and done.stdout == b""
+        assert b"Traceback" not in done.stderr
+        assert b"--vault" in done.stderr or b"does not exist" in done.stderr
