@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 VAULT ?= examples/vault
 
-.PHONY: run test lint typecheck unit bench clean install-model web browser-deps plugin plugin-test
+.PHONY: run test lint typecheck unit bench clean install-model web web-check browser-deps plugin plugin-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -71,7 +71,13 @@ plugin-test:
 	  $(MAKE) --no-print-directory plugin && cd obsidian-plugin && npm run --silent check && npm test --silent; \
 	else echo "npm is missing: the Obsidian plugin's build and tests are skipped"; fi
 
-test: lint typecheck unit plugin-test
+# The agent view's TypeScript, type-checked in strict mode (skipped, saying so, without npm).
+web-check:
+	@if command -v npm >/dev/null; then \
+	  $(MAKE) --no-print-directory web/node_modules/.package-lock.json && cd web && npx tsc --noEmit -p .; \
+	else echo "npm is missing: the agent view's type check is skipped"; fi
+
+test: lint typecheck web-check unit plugin-test
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_index_bench.py --sizes 1000 10000 50000
