@@ -45,6 +45,9 @@ _PRINCIPLES = """\
 obsidian_get_context, change with obsidian_vault_manager. Never guess a path or a note's content.
 - Prefer concise results (responseFormat='concise') when you only need paths and titles; read in \
 detail only the notes you need.
+- Change part of a note with edit_note (edits=[{oldText, newText}], oldText copied exactly from \
+the note, or heading/blockId with content), not update_note: it sends only the change and \
+cannot drop text you did not mean to touch. Use update_note only to rewrite a whole note.
 - Edit from what you read: the loop passes each note's version, so a note changed meanwhile \
 (e.g. in Obsidian) is refused instead of overwritten; if so, read it again and redo the change.
 - Deletes, moves and bulk changes need the user's approval; the user may refuse. If refused, \

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import assert_never
 
 from vaultpilot.errors import (
+    AlreadyExistsError,
     InvalidArgumentError,
     NotFoundError,
     StaleVersionError,
@@ -30,6 +31,8 @@ from vaultpilot.index.queries import backlinks
 from vaultpilot.tools import bulk, folders
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.daily import date_of_daily_path
+from vaultpilot.tools.diffs import FileDiff, unified
+from vaultpilot.tools.edits import Edit, apply_edits, edit_section
 from vaultpilot.tools.folders import folder_exists, missing_folder
 from vaultpilot.tools.models import VaultManagerParams
 from vaultpilot.tools.moves import move_items, protect_links
@@ -43,11 +46,23 @@ from vaultpilot.vault.frontmatter_edit import edit_frontmatter, normalize_tag
 from vaultpilot.vault.parse import is_valid_tag
 from vaultpilot.vault.resolve import file_key
 
-__all__ = ["obsidian_vault_manager"]
+__all__ = ["DRY_RUN_OPERATIONS", "obsidian_vault_manager", "preview"]
+
+# The operations that take dryRun today; the others refuse it rather than write.
+DRY_RUN_OPERATIONS = frozenset({"create_note", "update_note", "edit_note", "append_note"})
 
 _USES: dict[str, set[str]] = {
-    "create_note": {"target", "content", "metadata", "create_folders"},
-    "update_note": {"target", "content", "metadata", "expected_version"},
+    "create_note": {"target", "content", "metadata", "create_folders", "dry_run"},
+    "update_note": {"target", "content", "metadata", "expected_version", "dry_run"},
+    "edit_note": {
+        "target",
+        "edits",
+        "heading",
+        "block_id",
+        "content",
+        "position",
+        "expected_version",
+    },
     "append_note": {"target", "content", "metadata", "expected_version"},
     "delete_note": {"target", "confirm_destructive", "expected_version"},
     "move_note": {"target", "destination", "create_folders", "expected_version"},
@@ -69,6 +84,13 @@ def _check_version(ctx: ToolContext, path: str, expected: str | None) -> None:
             f"'{path}' changed since you read it (expected version {expected}, found {current}). "
             "Read the note again with obsidian_get_context and redo the change."
         )
+
+
+def _dry(p: VaultManagerParams, diff: FileDiff, message: str) -> OperationResult:
+    out = done(p, [diff.path], f"Dry run, nothing written: {message}")
+    out["dryRun"] = True
+    out["diffs"] = [diff.as_json()]
+    return out
 
 
 def _note_path(target: str) -> str:
@@ -94,6 +116,14 @@ def _create(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
             text = edit_frontmatter(text, set_values=ordered).text
         else:  # merge into the frontmatter the content already has
             text = edit_frontmatter(text, set_values=meta, add_tags=tags).text
+    if p.dry_run:
+        files.check_not_protected(path, write=True)
+        if any(q.lower() == path.lower() for q in all_paths(ctx.conn)):
+            raise AlreadyExistsError(f"'{path}' already exists; a create would be refused.")
+        parent = path.rsplit("/", 1)[0] if "/" in path else ""
+        if not p.create_folders and not folder_exists(ctx, parent):
+            raise missing_folder(parent, f"create note at '{path}'")
+        return _dry(p, unified(None, path, "", text), f"would create '{path}'.")
     before = all_paths(ctx.conn)
     note = files.create_note(ctx.root, path, text, create_folders=p.create_folders)
     warnings = _tag_warnings(p.metadata)
@@ -175,10 +205,61 @@ def _update(ctx: ToolContext, p: VaultManagerParams, *, append: bool) -> Operati
     # Without a caller's version, the text we just read is the base: a change landing in between
     # is refused rather than lost.
     base = p.expected_version or note.version
+    if p.dry_run:
+        _check_version(ctx, path, p.expected_version)
+        verb = "append to" if append else "update"
+        return _dry(p, unified(path, path, note.text, text), f"would {verb} '{path}'.")
     new = files.replace_note(ctx.root, path, text, note.fmt, expected_version=base, base=note)
     ctx.fresh(force=True)
     verb = "Appended to" if append else "Updated"
     out = done(p, [path], f"{verb} '{path}'.", warnings)
+    out["version"] = new.version
+    return out
+
+
+def _edit(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
+    op = p.operation
+    target = need(p.target, "target", op, "'Projects/Plan.md'")
+    section = p.heading is not None or p.block_id is not None
+    if section == (p.edits is not None):
+        raise InvalidArgumentError(
+            "edit_note needs either 'edits' ([{oldText, newText}]) or 'heading'/'blockId' with "
+            "'content', e.g. edits=[{oldText: 'status: draft', newText: 'status: done'}]."
+        )
+    if section and p.content is None:
+        raise InvalidArgumentError(
+            "edit_note with 'heading' or 'blockId' needs 'content': the text to add at the end "
+            "of the section (position='end') or to put in its place (position='replace')."
+        )
+    path = resolve_note(ctx, target)
+    note = files.read_note(ctx.root, path)
+    try:
+        if p.edits is not None:
+            wanted = [Edit(e.old_text, e.new_text, e.replace_all) for e in p.edits]
+            text = apply_edits(note.text, wanted)
+        else:
+            text = edit_section(
+                note.text,
+                heading=p.heading,
+                block_id=p.block_id,
+                content=p.content or "",
+                position=p.position,
+            )
+    except InvalidArgumentError as exc:
+        raise InvalidArgumentError(f"'{path}' was not changed. {exc}") from None
+    if text == note.text:
+        _check_version(ctx, path, p.expected_version)
+        out = done(p, [], f"'{path}' already had this text; nothing changed.")
+        out["version"] = note.version
+        return out
+    base = p.expected_version or note.version
+    if p.dry_run:
+        _check_version(ctx, path, p.expected_version)
+        return _dry(p, unified(path, path, note.text, text), f"would edit '{path}'.")
+    new = files.replace_note(ctx.root, path, text, note.fmt, expected_version=base, base=note)
+    ctx.fresh(force=True)
+    count = f"{len(p.edits)} edit(s)" if p.edits is not None else "a section edit"
+    out = done(p, [path], f"Edited '{path}' ({count}).")
     out["version"] = new.version
     return out
 
@@ -197,6 +278,8 @@ def _append_new_daily(ctx: ToolContext, p: VaultManagerParams, target: str) -> O
     if text and addition and not text.endswith("\n") and not addition.startswith("\n"):
         addition = "\n" + addition
     text = metadata_edit(text + addition, p.metadata) if p.metadata else text + addition
+    if p.dry_run:
+        return _dry(p, unified(None, path, "", text), f"would create the daily note '{path}'.")
     note = files.create_note(ctx.root, path, text, create_folders=True)
     ctx.fresh(force=True)
     source = " from its template" if ctx.config.daily_notes.template else ""
@@ -262,10 +345,12 @@ def obsidian_vault_manager(ctx: ToolContext, params: VaultManagerParams) -> Oper
     you want to modify, and obsidian_get_context to read them (pass the note's 'version' as
     expectedVersion so a change made meanwhile is never overwritten).
 
-    Notes: create_note (target, content, metadata -> YAML frontmatter), update_note (target,
-    content = the whole new note, and/or metadata = properties to set), append_note (target,
-    content added at the end), delete_note (target, confirmDestructive=true; goes to .trash/),
-    move_note (target, destination folder or new '.md' path).
+    Notes: create_note (target, content, metadata -> YAML frontmatter), edit_note (target,
+    edits=[{oldText, newText, replaceAll?}], each oldText exact and matching once, all applied
+    or none; or heading/blockId with content): prefer it for any partial change, update_note
+    (target, content = the whole new note, and/or metadata = properties to set), append_note
+    (target, content added at the end), delete_note (target, confirmDestructive=true; goes to
+    .trash/), move_note (target, destination folder or new '.md' path).
     Folders: create_folder (target), delete_folder (target, confirmDestructive=true, and
     recursive=true if it is not empty), move_folder (target, destination).
     Bulk: bulk_tag (targets, metadata={tags: [...]} to add, {removeTags: [...]} to remove),
@@ -276,12 +361,40 @@ def obsidian_vault_manager(ctx: ToolContext, params: VaultManagerParams) -> Oper
     each link's form. Example: {operation: 'move_note', target: 'Old Project.md',
     destination: 'Archive/2024'}
     """
-    with ctx.writing():
-        result = _run(ctx, params)
+    if params.dry_run:
+        _dry_supported(params)
+        result = _run(ctx, params)  # reads only: no lock, so a preview never waits on a writer
+    else:
+        with ctx.writing():
+            result = _run(ctx, params)
     ignored = _ignored(params)
     if ignored:
         result["warnings"] = [*result.get("warnings", []), *ignored]
     return result
+
+
+def _dry_supported(params: VaultManagerParams) -> None:
+    if params.operation not in DRY_RUN_OPERATIONS:
+        raise InvalidArgumentError(
+            f"dryRun is not available for {params.operation} yet (only for "
+            f"{', '.join(sorted(DRY_RUN_OPERATIONS))}); nothing was written. Call it without "
+            "dryRun to make the change."
+        )
+
+
+def preview(ctx: ToolContext, params: VaultManagerParams) -> list[FileDiff]:
+    """The diffs ``params`` would write, without writing (for approval prompts).
+
+    Raises the operation's own errors (a missing note, an oldText that does not match, ...) and
+    InvalidArgumentError for an operation without a dry run (``DRY_RUN_OPERATIONS``).
+    """
+    dry = params.model_copy(update={"dry_run": True})
+    _dry_supported(dry)
+    result = _run(ctx, dry)
+    return [
+        FileDiff(str(d["path"]), d["from"], d["to"], str(d["diff"]))
+        for d in result.get("diffs", [])
+    ]
 
 
 def _run(ctx: ToolContext, params: VaultManagerParams) -> OperationResult:
@@ -294,6 +407,8 @@ def _run(ctx: ToolContext, params: VaultManagerParams) -> OperationResult:
             result = _update(ctx, params, append=False)
         case "append_note":
             result = _update(ctx, params, append=True)
+        case "edit_note":
+            result = _edit(ctx, params)
         case "delete_note":
             result = _delete(ctx, params)
         case "move_note":

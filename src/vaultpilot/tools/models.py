@@ -13,6 +13,10 @@ Beyond the specification, and documented in the field descriptions:
 * ``obsidian_vault_manager`` takes ``expectedVersion`` (refuse a write if the note changed since
   it was read) and ``recursive`` (needed, with ``confirmDestructive``, to delete a folder that is
   not empty).
+* ``edit_note`` (an operation the specification does not have) takes ``edits``
+  (``[{oldText, newText, replaceAll}]``), or ``heading``/``blockId`` with ``content`` and
+  ``position``: exact changes without resending the whole note.
+* ``dryRun`` (create, update, edit and append today): return the unified diff, write nothing.
 
 Every free-text parameter and every list is bounded, so no call can hold the vault's lock for
 long on a giant argument: queries ``QUERY_MAX`` characters, paths, titles and folders
@@ -50,6 +54,7 @@ __all__ = [
     "TAG_MAX",
     "ContextType",
     "DateRange",
+    "EditSpec",
     "GetContextParams",
     "PropertyOps",
     "PropertyValue",
@@ -70,6 +75,7 @@ ContextType = Literal[
 VaultOperation = Literal[
     "create_note",
     "update_note",
+    "edit_note",
     "append_note",
     "delete_note",
     "move_note",
@@ -254,6 +260,17 @@ class GetContextParams(_Params):
     )
 
 
+# One exact replacement of edit_note. No docstring or field descriptions: the tool description
+# says what they mean, and each description would cost tokens in every request.
+class EditSpec(_Params):
+    old_text: str = Field(max_length=MAX_NOTE_BYTES)
+    new_text: str = Field(max_length=MAX_NOTE_BYTES)
+    replace_all: bool = False
+
+
+EDITS_MAX = 100  # edits in one edit_note call
+
+
 class VaultManagerParams(_Params):
     operation: VaultOperation = Field(description="See the tool description.")
     target: str | None = Field(
@@ -286,3 +303,16 @@ class VaultManagerParams(_Params):
         description="The 'version' you read; refused if the note changed since.",
     )
     recursive: bool = Field(False, description="delete_folder on a non-empty folder.")
+    edits: list[EditSpec] | None = Field(
+        None, max_length=EDITS_MAX, description="edit_note: exact replacements."
+    )
+    heading: str | None = Field(
+        None, max_length=NAME_MAX, description="edit_note: a heading's section, with content."
+    )
+    block_id: str | None = Field(
+        None, max_length=SHORT_MAX, description="edit_note: a ^block id, with content."
+    )
+    dry_run: bool = Field(False, description="Return the diff of the change; write nothing.")
+    position: Literal["end", "replace"] = Field(
+        "end", description="heading/blockId: add at the end or replace."
+    )

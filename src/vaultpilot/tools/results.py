@@ -15,7 +15,8 @@ specification's field names. Fields the specification does not have, each option
   ``NoteContent.truncated``, ``NoteContent.relation``; ``ContextResult.warnings``,
   ``ContextResult.message``/``suggestedCall`` (a missing daily note and how to create it),
   ``ContextResult.error``.
-* ``OperationResult.version`` (the note's version after a single-note write).
+* ``OperationResult.version`` (the note's version after a single-note write),
+  ``OperationResult.dryRun``/``diffs`` (with ``dryRun: true``: the unified diff per file).
 """
 
 from __future__ import annotations
@@ -104,3 +105,5 @@ class OperationResult(TypedDict):
     partialSuccess: NotRequired[bool]
     failures: NotRequired[list[Failure]]
     version: NotRequired[str]
+    dryRun: NotRequired[bool]  # nothing was written; ``diffs`` says what would be
+    diffs: NotRequired[list[dict[str, str | None]]]  # tools.diffs.FileDiff.as_json()
