@@ -13,7 +13,9 @@ statistic is reported (the machine is shared):
    (about ``--chunks`` chunks), with BM25 over ``notes_fts``, the staleness check of the
    ``VectorCache``, fusion and snippets. Chunk vectors are seeded random rows recorded under the
    real model's name (embedding 50k chunks would take ~10 minutes and does not change a scan).
-   Also reported: the cold load of the matrix from SQLite.
+   Also reported: the cold load of the matrix from SQLite, and the ``obsidian_query_vault``
+   tool's semantic_search as the server calls it (one context with a ``Semantic``), with and
+   without the sync of the vault that precedes every tool call.
 
 sqlite-vec is measured only if the stdlib ``sqlite3`` can load extensions (it cannot here).
 """
@@ -48,6 +50,9 @@ from vaultpilot.index.vectors import (  # noqa: E402
     record_model,
     store_vectors,
 )
+from vaultpilot.tools import call_tool, open_context  # noqa: E402
+from vaultpilot.tools.context import ToolContext  # noqa: E402
+from vaultpilot.tools.semantic import Semantic  # noqa: E402
 
 DIM = 384
 
@@ -134,6 +139,8 @@ def build_db(notes: int, seed: int, model: ModelInfo) -> Path:
 
 def end_to_end(notes: int, seed: int, passes: int, texts: list[str]) -> dict[str, object]:
     embedder = load_default_embedder()
+    from bench_embed_vault import vault_for
+
     db = build_db(notes, seed, ModelInfo(embedder.model_name, DIM))
     conn = connect(db)
     chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
@@ -159,12 +166,33 @@ def end_to_end(notes: int, seed: int, passes: int, texts: list[str]) -> dict[str
     hybrid = run(lambda t: hybrid_search(conn, t, embedder=embedder, vectors=cache, limit=10))
     keyword = run(lambda t: hybrid_search(conn, t, embedder=None, vectors=None, mode="keyword"))
     conn.close()
+
+    # The tool as the server calls it: one context per vault with a ``Semantic`` (hybrid
+    # ranker, shared vector cache), ``obsidian_query_vault`` semantic_search with 10 results;
+    # once with the sync-before-read of every tool call, once without it (the ranking alone).
+    tools: dict[str, dict[str, float]] = {}
+    call = {"queryType": "semantic_search", "limit": 10}
+    for label, sync in (("tool_with_sync", True), ("tool_no_sync", False)):
+        ctx = open_context(
+            vault_for(notes, seed),
+            db,
+            semantic=Semantic(load=lambda: embedder),
+            sync_before_read=sync,
+        )
+        call_tool(ctx, "obsidian_query_vault", {**call, "query": "warm up"})
+
+        def ask(text: str, ctx: ToolContext = ctx) -> object:
+            return call_tool(ctx, "obsidian_query_vault", {**call, "query": text})
+
+        tools[label] = run(ask)
+        ctx.conn.close()
     return {
         "notes": notes,
         "chunks": chunks,
         "cold_load_ms": round(min(loads) * 1000, 1),
         "hybrid_search": hybrid,
         "keyword_side_only": keyword,
+        **tools,
     }
 
 

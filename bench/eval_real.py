@@ -136,22 +136,18 @@ def lever_variants() -> dict[str, Fusion]:
     """Each lever switched on or off alone against the product defaults."""
     base = Fusion()
     return {
-        "no evidence ranking (plain RRF of the two sides), threshold kept": replace(
-            base, evidence=0.0
-        ),
+        "evidence ranking weight 2 (previous default)": replace(base, evidence=2.0),
         "no threshold (always 10 results)": replace(base, threshold=0.0, floor=0.0),
         "threshold on every hit (no floor below the best)": replace(base, floor=base.threshold),
-        "evidence weight 1": replace(base, evidence=1.0),
-        "evidence weight 4": replace(base, evidence=4.0),
+        "no floor below the best (all top 10 once the best passes)": replace(base, floor=0.0),
         "chunk bonus 0.3 (second matching section)": replace(base, chunk_bonus=0.3),
         "stemmed query words (prefix match)": replace(base, stem=True),
-        "blend 60/40 keyword/vector": replace(base, keyword=0.6, vector=0.4),
-        "blend 40/60 keyword/vector": replace(base, keyword=0.4, vector=0.6),
+        "blend 50/50 keyword/vector (previous default)": replace(base, keyword=0.5, vector=0.5),
+        "blend 30/70 keyword/vector": replace(base, keyword=0.3, vector=0.7),
         "graph pass 0.3": replace(base, graph=0.3),
         "plain RRF k=60 instead of the score blend": replace(
             base, method="rrf", keyword=1.0, vector=1.0
         ),
-        "floor 0.15 below the best": replace(base, floor=0.15),
     }
 
 

@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
@@ -81,11 +82,11 @@ def score(ranker: Ranker, questions: list[dict[str, object]]) -> dict[str, dict[
             ndcg_at(ranked, expected),
         )
         rows.append((q, *metrics))
-    subsets = {
+    subsets: dict[str, Callable[[dict[str, Any]], bool]] = {
         "all": lambda q: True,
         "VAULT_NOTES": lambda q: q["source"] != "ours",
         "ours": lambda q: q["source"] == "ours",
-        "non-english": lambda q: "non-english" in q["tags"],  # type: ignore[operator]
+        "non-english": lambda q: "non-english" in q["tags"],
     }
     out: dict[str, dict[str, float]] = {}
     for name, keep in subsets.items():

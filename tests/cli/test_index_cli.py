@@ -93,7 +93,14 @@ def test_status_reports_stale_files(example_vault: Path) -> None:
 
 def test_data_dir_flag_keeps_vault_clean(example_vault: Path, tmp_path: Path) -> None:
     before = sorted(p.relative_to(example_vault) for p in example_vault.rglob("*"))
-    out = vp("index", "--no-embed", "--vault", str(example_vault), "--data-dir", str(tmp_path / "elsewhere"))
+    out = vp(
+        "index",
+        "--no-embed",
+        "--vault",
+        str(example_vault),
+        "--data-dir",
+        str(tmp_path / "elsewhere"),
+    )
     assert out.returncode == 0, out.stderr
     assert list((tmp_path / "elsewhere" / "vaults").glob("*/index.db"))
     assert sorted(p.relative_to(example_vault) for p in example_vault.rglob("*")) == before

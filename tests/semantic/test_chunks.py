@@ -74,6 +74,51 @@ def test_empty_body_gives_no_chunks() -> None:
     assert chunk_note("Only headings", "# A\n## B\n### C\n") == []
 
 
+def test_a_note_with_only_properties_is_chunked_by_them() -> None:
+    props = [
+        ("categories", "[[Games]]"),
+        ("system", "[[Nintendo Switch]]"),
+        ("genre", "[[Open world]]"),
+        ("genre", "[[Adventure|adventure game]]"),
+        ("rating", "7"),
+        ("empty", "  "),
+    ]
+    chunks = chunk_note("Breath of the Wild", "", properties=props)
+    assert [c.text for c in chunks] == [
+        "Breath of the Wild\n\ncategories: Games\nsystem: Nintendo Switch\n"
+        "genre: Open world, adventure game\nrating: 7"
+    ]
+    assert chunks[0].heading == "" and chunks[0].text_hash == text_hash(chunks[0].text)
+    # an embed-only body gives no section chunk either, so its properties stand in
+    assert chunk_note("Kyoto", "## Trips\n\n![[Trips.base]]\n", properties=props[:1]) != []
+
+
+def test_properties_do_not_change_a_note_with_text() -> None:
+    body = "Some text about the game.\n"
+    with_props = chunk_note("Game", body, properties=[("system", "Switch")])
+    assert with_props == chunk_note("Game", body)
+    assert chunk_note("Nothing", "", properties=[]) == []
+
+
+def test_properties_chunk_is_embedded_and_found(tmp_path: Path) -> None:
+    from vaultpilot.index.db import connect
+    from vaultpilot.index.semantic import chunk_pending_notes
+    from vaultpilot.index.sync import sync_vault
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Zelda.md").write_text(
+        '---\nsystem: "[[Nintendo Switch]]"\ngenre:\n  - "[[Open world]]"\n---\n', "utf-8"
+    )
+    (vault / "Empty.md").write_text("---\n---\n", "utf-8")
+    conn = connect(tmp_path / "index.db")
+    sync_vault(conn, vault)
+    assert chunk_pending_notes(conn) == 2
+    texts = [r[0] for r in conn.execute("SELECT text FROM chunks")]
+    assert texts == ["Zelda\n\nsystem: Nintendo Switch\ngenre: Open world"]
+    conn.close()
+
+
 def test_markdown_noise_is_removed() -> None:
     raw = (
         "See [[Database Migration#Cutover plan#Rollback]] and [[Priya Raman\\|Priya]], "

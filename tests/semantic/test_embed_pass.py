@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from tests.semantic.conftest import HashEmbedder
 from vaultpilot.errors import SetupError
 from vaultpilot.index.db import connect
 from vaultpilot.index.embedding import EmbeddingModelMissing, OpenAIEmbedder
+from vaultpilot.index.embedding.base import Vectors
 from vaultpilot.index.hybrid import keyword_side
 from vaultpilot.index.semantic import (
     embed_pending,
@@ -173,7 +175,7 @@ class CrashingEmbedder(HashEmbedder):
         self.fail_on = fail_on
         self.error = error
 
-    def embed(self, texts: list[str]) -> np.ndarray:  # type: ignore[override]
+    def embed(self, texts: Sequence[str]) -> Vectors:
         if self.calls + 1 == self.fail_on:
             self.calls += 1
             raise self.error
@@ -202,7 +204,7 @@ def test_keyword_search_works_while_embedding(indexed: sqlite3.Connection, tmp_p
     gate = threading.Event()
 
     class Slow(HashEmbedder):
-        def embed(self, texts: list[str]) -> np.ndarray:  # type: ignore[override]
+        def embed(self, texts: Sequence[str]) -> Vectors:
             gate.set()
             threading.Event().wait(0.02)
             return super().embed(texts)
@@ -298,7 +300,7 @@ def test_a_model_switch_by_another_process_stops_the_pass(
     other = connect(tmp_path / "data" / "index.db")
 
     class Switching(HashEmbedder):
-        def embed(self, texts: list[str]) -> np.ndarray:  # type: ignore[override]
+        def embed(self, texts: Sequence[str]) -> Vectors:
             if self.calls == 1:  # while our second batch is being embedded
                 embed_pending(other, HashEmbedder("test/other", 64), batch_size=1000)
             return super().embed(texts)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ from bench.eval_retrieval import hybrid_ranker, product_keyword, score
 
 from tests.semantic.conftest import Embedded, HashEmbedder
 from vaultpilot.index.hybrid import Fusion, hybrid_search
+from vaultpilot.index.keyword import content_words, coverage
 from vaultpilot.index.related import related_notes, similar_notes
 
 QUESTIONS = Path(__file__).resolve().parents[2] / "bench" / "retrieval_questions.json"
@@ -168,3 +171,34 @@ def test_similar_text_uses_vectors_when_the_note_is_embedded(embedded: Embedded)
     assert all(0 < s.score <= 1 for s in with_vectors + without)
     recipes = {s.path for s in with_vectors[:5]}
     assert recipes & {"Recipes/Crème Brûlée.md", "Recipes/Sourdough Starter.md"}
+
+
+@pytest.mark.parametrize(
+    "query", ["database migration rollback plan", "dentist appointment", "weekly review"]
+)
+def test_coverage_matches_one_note_at_a_time(indexed: sqlite3.Connection, query: str) -> None:
+    # coverage() reads each word's doclist once; the same shares, note by note, from FTS5.
+    ids = [int(r[0]) for r in indexed.execute("SELECT rowid FROM notes_fts")]
+    notes = len(ids)
+    words = content_words(query)
+    weights, expected = [], {fid: [0.0, 0.0] for fid in ids}
+    for word in words:
+        term = f'"{word}"'
+        df = indexed.execute(
+            "SELECT COUNT(*) FROM notes_fts WHERE notes_fts MATCH ?", (term,)
+        ).fetchone()[0]
+        weight = math.log(1.0 + (notes - df + 0.5) / (df + 0.5))
+        weights.append(weight)
+        for fid in ids:
+            for slot, prefix in ((0, ""), (1, "{title aliases}: ")):
+                if indexed.execute(
+                    "SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? AND rowid = ?",
+                    (prefix + term, fid),
+                ).fetchone():
+                    expected[fid][slot] += weight
+    total = sum(weights)
+    want = {f: (a / total, b / total) for f, (a, b) in expected.items() if a or b}
+    got = coverage(indexed, query, ids, stem=False)
+    assert want and got.keys() == want.keys()
+    for fid, (held, title) in want.items():
+        assert got[fid] == pytest.approx((held, title))

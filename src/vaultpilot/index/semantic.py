@@ -1,13 +1,14 @@
 """The embedding pass: chunk the notes that changed, embed the chunks that lack a vector.
 
 ``embed_pending(conn, embedder)`` brings the vectors in ``index.db`` up to date with the notes
-the last sync indexed. It reads note bodies from the index (``notes_fts``), never from disk, and
-is safe to stop at any moment:
+the last sync indexed. It reads note bodies (``notes_fts``) and properties from the index, never
+from disk, and is safe to stop at any moment:
 
 1. The embedder's model name and dimension are recorded; if another model made the stored
    vectors, they are all dropped (and re-embedded below).
 2. Notes whose content hash (``files.hash``) differs from the one their chunks were made from,
-   or that have no chunks yet, are chunked again (``chunks.chunk_note``), a few hundred notes
+   or that have no chunks yet, or were chunked by an older chunker version, are chunked again
+   (``chunks.chunk_note``; a note without body text by its properties), a few hundred notes
    per transaction. Deleted notes' chunks are already gone: they cascade with the file row.
 3. Chunks whose text hash has no vector are embedded ``batch_size`` at a time, each batch
    committed in its own short transaction, so an interruption (Ctrl-C, a crash, ``should_stop``)
@@ -154,10 +155,21 @@ def chunk_pending_notes(
                 batch,
             ).fetchall()
             conn.executemany("DELETE FROM chunks WHERE file_id = ?", [(r[0],) for r in rows])
+            # A note whose body gives no chunk is embedded by its properties (chunks doc).
+            properties: dict[int, list[tuple[str, str]]] = {}
+            for fid, key, value in conn.execute(
+                "SELECT file_id, key, value FROM properties"  # noqa: S608
+                f" WHERE file_id IN ({marks}) AND value IS NOT NULL ORDER BY rowid",
+                batch,
+            ):
+                properties.setdefault(int(fid), []).append((str(key), str(value)))
             chunk_rows: list[tuple[int, int, str, str, str]] = []
             for fid, title, _hash, read_error, body in rows:
-                if body and read_error is None:
-                    for c in chunk_note(title, body, max_tokens=max_tokens):
+                if read_error is None:
+                    made = chunk_note(
+                        title, body or "", max_tokens=max_tokens, properties=properties.get(fid, ())
+                    )
+                    for c in made:
                         chunk_rows.append((fid, c.seq, c.heading, c.text, c.text_hash))
             conn.executemany(
                 "INSERT INTO chunks (file_id, seq, heading, text, text_hash)"
