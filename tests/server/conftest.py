@@ -220,6 +220,7 @@ def is_reply(cid: str) -> Callable[[dict[str, Any]], bool]:
 # Token counts depend on the prompt and tool schemas (the agent's and the tools' business).
 _VOLATILE = {
     "runId",
+    "conversationId",
     "run_id",
     "duration_ms",
     "time",

@@ -281,7 +281,7 @@ def test_interrupt_agent_stops_a_streaming_model(
             await recv_json(ui)
             await ui.send(json.dumps(command("StartAgent", {"goal": "Think"})))
             frames = await recv_until(ui, is_event("text_chunk"))
-            await ui.send(json.dumps(command("InterruptAgent", {"force": False}, "i1")))
+            await ui.send(json.dumps(command("InterruptAgent", {"force": True}, "i1")))
             return frames + await recv_until(ui, is_event("run_finished"))
 
     frames = asyncio.run(go())
@@ -304,7 +304,7 @@ def test_one_run_per_vault_at_a_time(agent_server: Callable[[list[ScriptedTurn]]
             await recv_until(ui, is_event("approval_required"))
             await ui.send(json.dumps(command("StartAgent", {"goal": "two"}, "s2")))
             frames = await recv_until(ui, is_reply("s2"))
-            await ui.send(json.dumps(command("InterruptAgent", {}, "i1")))
+            await ui.send(json.dumps(command("InterruptAgent", {"force": True}, "i1")))
             await recv_until(ui, is_event("run_finished"))
             return frames[-1]
 

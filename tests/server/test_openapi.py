@@ -26,7 +26,7 @@ def test_schemathesis_finds_no_server_error(live: Callable[..., Live], vault: Pa
     server = live(vaults={"vault": vault})
     schema = schemathesis.openapi.from_url(f"{server.url}/openapi.json", headers=server.auth)
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) == 14  # rpc, 8 tools, 4 UI commands, vaults
+    assert len(operations) == 17  # rpc, 8 tools, 5 UI commands, vaults, conversations, login-link
     for operation in operations:
 
         @given(case=operation.as_strategy())

@@ -1,5 +1,6 @@
 """Nothing is reachable without the key, and no foreign page can reach it: every HTTP route and
-every WebSocket endpoint of the app, enumerated from the app itself, against a real server."""
+every WebSocket endpoint of the app, enumerated from the app itself, against a real server (the
+agent view's own files and the login link excepted: they hold no data; see test_login)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from starlette.routing import Route, WebSocketRoute
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from vaultpilot.server import ws as ws_module
-from vaultpilot.server.auth import KEY_SUBPROTOCOL_PREFIX, SUBPROTOCOL
+from vaultpilot.server.auth import KEY_SUBPROTOCOL_PREFIX, PUBLIC_PATHS, SUBPROTOCOL
 
 from .conftest import Live, command, recv_json
 
@@ -61,8 +62,14 @@ def _send(server: Live, method: str, path: str, headers: dict[str, str]) -> http
         return c.request(method, path, headers=headers, json={})
 
 
+def keyed_routes(app: Any) -> list[tuple[str, str]]:
+    """Every route but the page's own files and the login link (``auth.PUBLIC_PATHS``)."""
+    return [(m, p) for m, p in http_routes(app) if not (m == "GET" and p in PUBLIC_PATHS)]
+
+
 def test_every_http_route_refuses_a_missing_key(server: Live) -> None:
-    for method, path in [*http_routes(server.app), ("GET", "/no-such-route")]:
+    assert {p for m, p in http_routes(server.app) if m == "GET"} >= PUBLIC_PATHS
+    for method, path in [*keyed_routes(server.app), ("GET", "/no-such-route")]:
         reply = _send(server, method, path, {})
         assert reply.status_code == 401, (method, path)
         assert reply.json()["error"]["code"] == "unauthorized"
@@ -70,7 +77,7 @@ def test_every_http_route_refuses_a_missing_key(server: Live) -> None:
 
 
 def test_every_http_route_refuses_a_wrong_key(server: Live) -> None:
-    for method, path in http_routes(server.app):
+    for method, path in keyed_routes(server.app):
         for header in (f"Bearer {WRONG}", f"Bearer {server.key}x", f"Basic {server.key}", "Bearer"):
             reply = _send(server, method, path, {"Authorization": header})
             assert reply.status_code == 401, (method, path, header)

@@ -26,6 +26,8 @@ export interface HelloFrame {
   commands?: string[];
   /** The configured model, or null when none is (then the no-model panel shows at once). */
   model?: string | null;
+  /** Random per server start: `seq` numbers restart when it changes. */
+  server_id?: string;
 }
 
 export interface ReplyFrame {

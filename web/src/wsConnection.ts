@@ -4,6 +4,12 @@
  * browser) or, after the sign-in panel, with an `Authenticate {key}` first frame: the key never
  * goes into a URL. A socket that closes is reopened with a growing delay (up to 5 s), except
  * when the server refused the key.
+ *
+ * Resuming: the server sends a new socket the frames of the runs still going (same `seq`), so a
+ * page that reloads mid-run picks the run up. A socket that reopens gets those again: frames
+ * whose `seq` the page has already seen from the same server start (hello's `server_id`) are
+ * dropped, so nothing is applied twice. Frames that arrive before the view subscribes are kept
+ * for its first subscriber.
  */
 
 import { type Connection, type ConnectionState, localFailure, nextId } from "./connection";
@@ -31,6 +37,9 @@ export function connectWebSocket(url: string): Connection {
   let key: string | null = null;
   let retryMs = 250;
   let helloTimer: number | undefined;
+  let serverId: string | null = null;
+  let lastSeq = 0;
+  let early: ServerFrame[] | null = [];
 
   function setState(next: ConnectionState, detail = ""): void {
     state = next;
@@ -69,6 +78,9 @@ export function connectWebSocket(url: string): Connection {
       const typed = frame as unknown as ServerFrame;
       if (typed.type === "hello") {
         window.clearTimeout(helloTimer);
+        const id = typeof typed.server_id === "string" ? typed.server_id : null;
+        if (id !== serverId) lastSeq = 0; // a restarted server counts from 1 again
+        serverId = id;
         hello = typed;
         retryMs = 250;
         setState("open");
@@ -79,6 +91,14 @@ export function connectWebSocket(url: string): Connection {
       } else if (typed.type === "reply" && typed.error?.code === "unauthorized") {
         key = null;
         setState("signin", typed.error.message);
+      }
+      if ((typed.type === "event" || typed.type === "status") && typeof typed.seq === "number") {
+        if (typed.seq <= lastSeq) return; // seen before this socket reopened
+        lastSeq = typed.seq;
+      }
+      if (early !== null) {
+        if (early.length < 100000) early.push(typed);
+        return;
       }
       for (const l of frameListeners) l(typed);
     };
@@ -121,6 +141,11 @@ export function connectWebSocket(url: string): Connection {
     },
     subscribe(listener) {
       frameListeners.add(listener);
+      if (early !== null) {
+        const kept = early;
+        early = null;
+        for (const f of kept) listener(f);
+      }
       return () => frameListeners.delete(listener);
     },
     send(commandName: string, args: JsonObject): Promise<ReplyFrame> {

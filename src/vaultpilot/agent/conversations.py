@@ -24,7 +24,7 @@ from typing import Any
 
 from vaultpilot.agent.controls import RunControls
 from vaultpilot.agent.events import AgentEvent, event_to_dict
-from vaultpilot.agent.loop import Agent, run
+from vaultpilot.agent.loop import Agent, StepGate, run
 from vaultpilot.agent.model import ChatMessage
 from vaultpilot.agent.versions import NoteVersions
 from vaultpilot.errors import NotFoundError
@@ -211,15 +211,24 @@ async def run_conversation(
     *,
     controls: RunControls | None = None,
     versions: NoteVersions | None = None,
+    run_id: str | None = None,
+    gate: StepGate | None = None,
 ) -> AsyncIterator[AgentEvent]:
-    """Run ``message`` in the stored conversation, recording it; yields the run's events."""
+    """Run ``message`` in the stored conversation, recording it; yields the run's events.
+    ``run_id`` names the run (default: a new random id); ``gate`` pauses it between steps."""
     get_conversation(conn, conversation_id)  # NotFoundError early
     history = load_history(conn, conversation_id)
-    run_id = uuid.uuid4().hex
+    run_id = run_id or uuid.uuid4().hex
     recorder = _Recorder(conn, conversation_id, run_id)
     try:
         async for event in run(
-            agent, message, history=history, controls=controls, versions=versions, run_id=run_id
+            agent,
+            message,
+            history=history,
+            controls=controls,
+            versions=versions,
+            run_id=run_id,
+            gate=gate,
         ):
             recorder.observe(event)
             yield event

@@ -133,11 +133,15 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class ApprovalRequired:
+    """A call waiting for a person. ``diffs`` (``{path, diff, ...}`` per file, from the tool's
+    dry run) shows what a note change would write; it is left out of the JSON when empty."""
+
     call_id: str
     name: str
     operation: str | None
     arguments: dict[str, Any]
     reason: str
+    diffs: tuple[dict[str, Any], ...] = ()
     kind: Literal["approval_required"] = "approval_required"
 
 
@@ -220,5 +224,7 @@ def event_to_dict(event: AgentEvent) -> dict[str, Any]:
     for f in dataclasses.fields(event):
         if f.name != "kind":
             value = getattr(event, f.name)
+            if f.name == "diffs" and not value:
+                continue  # optional: absent rather than empty
             out[f.name] = list(value) if isinstance(value, tuple) else value
     return out

@@ -20,6 +20,10 @@ Tool calls, one at a time:
 * the tool runs in a worker thread (tools are synchronous; ``VaultTools`` serialises access to
   its SQLite connection).
 
+A ``StepGate`` pauses a run at its next step boundary: before the next model call the loop
+emits ``status`` "Paused before step N ..." and waits until the gate is resumed (then ``status``
+"Resumed"); an interrupt still ends a paused run at once.
+
 The run drives itself in a task that feeds a queue the generator yields from, so ``interrupt``
 can cancel it at any await (model stream, approval wait, tool thread). The caller's ``history``
 is never mutated: each message added to the conversation comes out as a ``message`` event.
@@ -63,7 +67,12 @@ from vaultpilot.agent.schemas import tool_entry
 from vaultpilot.agent.toolset import ToolSet, failure, result_ok
 from vaultpilot.agent.versions import NoteVersions
 
-__all__ = ["Agent", "RunLimits", "VaultAccess", "run"]
+__all__ = ["PAUSED_PREFIX", "Agent", "RunLimits", "StepGate", "VaultAccess", "run"]
+
+PAUSED_PREFIX = "Paused before step"
+_MANAGER = "obsidian_vault_manager"
+# Operations whose approval shows the diff of a dry run (the tool's dryRun covers these).
+_DRY_RUN_OPERATIONS = frozenset({"create_note", "update_note", "edit_note", "append_note"})
 
 
 class VaultAccess(Protocol):
@@ -93,6 +102,28 @@ class Agent:
     vault: VaultAccess | None = None
 
 
+class StepGate:
+    """Holds a run at its next step boundary while paused (see the module). Use it from the
+    event loop's thread."""
+
+    def __init__(self) -> None:
+        self._open = asyncio.Event()
+        self._open.set()
+
+    @property
+    def paused(self) -> bool:
+        return not self._open.is_set()
+
+    def pause(self) -> None:
+        self._open.clear()
+
+    def resume(self) -> None:
+        self._open.set()
+
+    async def wait(self) -> None:
+        await self._open.wait()
+
+
 _Item = tuple[AgentEvent, "asyncio.Future[None] | None"] | None
 
 
@@ -106,8 +137,10 @@ class _Run:
         versions: NoteVersions,
         run_id: str,
         queue: asyncio.Queue[_Item],
+        gate: StepGate | None = None,
     ) -> None:
         self.agent = agent
+        self.gate = gate
         self.message = message
         self.messages: list[ChatMessage] = list(history)
         self.controls = controls
@@ -206,6 +239,15 @@ class _Run:
                     f"Stopped: the run used {used:,} tokens, reaching its budget of "
                     f"{limits.token_budget:,} (token_budget).",
                 )
+            if self.gate is not None and self.gate.paused:
+                self.emit(
+                    Status(
+                        f"{PAUSED_PREFIX} {self.step + 1}: send ResumeAgent to continue.",
+                        self.step,
+                    )
+                )
+                await self.gate.wait()
+                self.emit(Status("Resumed", self.step))
             self.step += 1
             end = await self._model_turn()
             if not end.tool_calls:
@@ -324,7 +366,8 @@ class _Run:
             ), "denied"
         if decision == "ask":
             reason = self.agent.policy.reason(call.name, operation)
-            self.emit(ApprovalRequired(call.id, call.name, operation, arguments, reason))
+            diffs = await self._preview(call.name, arguments)
+            self.emit(ApprovalRequired(call.id, call.name, operation, arguments, reason, diffs))
             verdict = await controls.verdict(call.id) if controls else Verdict(False)
             if verdict.override is not None:
                 self.emit(ApprovalResolved(call.id, True, "override"))
@@ -344,6 +387,16 @@ class _Run:
         self.emit(Status(f"Running {call.name}", self.step))
         result = await asyncio.to_thread(self.agent.tools.call, call.name, arguments)
         return result, "tool"
+
+    async def _preview(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+        """The diffs a note change would write, from the tool's dry run (nothing is written);
+        none when the operation has no dry run or it fails (the person still decides)."""
+        if name != _MANAGER or operation_of(arguments) not in _DRY_RUN_OPERATIONS:
+            return ()
+        dry = {**arguments, "dryRun": True}
+        result = await asyncio.to_thread(self.agent.tools.call, name, dry)
+        found = result.get("diffs") if result_ok(result) else None
+        return tuple(d for d in found if isinstance(d, dict)) if isinstance(found, list) else ()
 
     def _tool_message(self, call_id: str, result: dict[str, Any]) -> None:
         self.open_calls = [c for c in self.open_calls if c.id != call_id]
@@ -375,8 +428,10 @@ async def run(
     controls: RunControls | None = None,
     versions: NoteVersions | None = None,
     run_id: str | None = None,
+    gate: StepGate | None = None,
 ) -> AsyncIterator[AgentEvent]:
-    """Run the agent on ``message`` after ``history``; yields every event of the run."""
+    """Run the agent on ``message`` after ``history``; yields every event of the run.
+    ``gate`` (optional) pauses it between steps."""
     queue: asyncio.Queue[_Item] = asyncio.Queue()
     state = _Run(
         agent,
@@ -386,6 +441,7 @@ async def run(
         versions if versions is not None else NoteVersions(),
         run_id or uuid.uuid4().hex,
         queue,
+        gate,
     )
     state.start()
     task = asyncio.create_task(state.drive())

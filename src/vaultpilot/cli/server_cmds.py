@@ -1,23 +1,31 @@
-"""``vaultpilot serve`` and ``vaultpilot key rotate``: run the Agent Communication Server.
+"""``vaultpilot serve``, ``open`` and ``key``: run the Agent Communication Server, sign in to it.
 
     vaultpilot serve --vault ~/Notes                     one vault (its VaultID: the folder name)
     vaultpilot serve --vault work=~/Work --vault home=~/Home --port 34701
     vaultpilot serve --show-key                          print the key even when it is not new
+    vaultpilot open                                      a one-time login link to the agent view
+    vaultpilot key show                                  print the key and its file
     vaultpilot key rotate                                replace the key (running servers follow)
 
-``serve`` prints the address, the vaults and where the API key lives; a key made on this start is
-printed once. Listening on a non-loopback address needs ``--allow-remote`` and prints a warning.
-Settings come from the flags, then the environment, then ``[server]`` in the config file (see
-``vaultpilot.server.settings``).
+``serve`` prints the address, the vaults, whether a model is configured (and how to configure
+one when not), where the API key lives, and a one-time login link to the agent view made by the
+server itself (``server.banner``); a key made on this start is printed once. ``open`` asks the
+running server for a new login link with the key from the key file (``POST /login-link``),
+prints it, and opens the browser when there is one. Listening on a non-loopback address needs
+``--allow-remote`` and prints a warning. Settings come from the flags, then the environment,
+then the ``[server]`` table of the config file (see ``vaultpilot.server.settings``).
 """
 
 from __future__ import annotations
 
+import os
 import socket
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from vaultpilot.cli.common import DataDirOpt, console, err_console, handle_errors
 from vaultpilot.errors import SetupError
@@ -30,8 +38,24 @@ VaultsOpt = Annotated[
     typer.Option(
         "--vault",
         help="A vault folder, or ID=FOLDER; repeat for several vaults (default: "
-        "$VAULTPILOT_VAULT, else [server.vaults] in the config file).",
+        "$VAULTPILOT_VAULT, else \\[server.vaults] in the config file).",
     ),
+]
+ConfigOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--config",
+        help="Config file (default: $VAULTPILOT_CONFIG, else config.toml in the per-user "
+        "config folder; `vaultpilot config` shows which).",
+    ),
+]
+HostOpt = Annotated[
+    str | None,
+    typer.Option("--host", help="Address to listen on (default 127.0.0.1)."),
+]
+PortOpt = Annotated[
+    int | None,
+    typer.Option("--port", min=0, max=65535, help="Port (default 34700)."),
 ]
 
 
@@ -56,12 +80,51 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _url(host: str, port: int) -> str:
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+def _say(line: str) -> None:
+    # Plain text: no Rich markup (a "[server]" stays), and a long link is never cut in two.
+    console.print(escape(line), soft_wrap=True)
+
+
+def _has_browser() -> bool:
+    """Whether ``webbrowser`` would open a graphical browser (not a text one in this terminal)."""
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def _login_link(url: str, key: str) -> str:
+    """Ask the server at ``url`` for a one-time login link (``POST /login-link``)."""
+    import httpx
+
+    try:
+        with httpx.Client(base_url=url, timeout=10, trust_env=False) as client:
+            reply = client.post("/login-link", headers={"Authorization": f"Bearer {key}"})
+    except httpx.HTTPError:
+        raise SetupError(
+            f"No vaultpilot server answers at {url}. Start it first with `vaultpilot serve` "
+            "(or `make run`), or give its --host and --port."
+        ) from None
+    if reply.status_code == 401:
+        raise SetupError(
+            f"The server at {url} refused the key: it uses another data folder (--data-dir) "
+            "or its key was rotated. Use the same --data-dir as `vaultpilot serve`."
+        )
+    if reply.status_code == 404:
+        raise SetupError(
+            f"The server at {url} has no agent view (an older vaultpilot?); restart it with "
+            "this version's `vaultpilot serve`."
+        )
+    try:
+        link = str(reply.raise_for_status().json()["url"])
+    except (httpx.HTTPError, ValueError, KeyError, TypeError):
+        raise SetupError(
+            f"The server at {url} answered HTTP {reply.status_code} instead of a login link."
+        ) from None
+    return link
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``serve`` and ``key rotate`` to ``app``."""
+    """Add ``serve``, ``open`` and ``key show|rotate`` to ``app``."""
     key_app = typer.Typer(help="The server's API key.", no_args_is_help=True)
     app.add_typer(key_app, name="key")
 
@@ -69,28 +132,15 @@ def register(app: typer.Typer) -> None:
     @handle_errors
     def serve(
         vault: VaultsOpt = None,
-        host: Annotated[
-            str | None,
-            typer.Option("--host", help="Address to listen on (default 127.0.0.1)."),
-        ] = None,
-        port: Annotated[
-            int | None,
-            typer.Option("--port", min=0, max=65535, help="Port (default 34700)."),
-        ] = None,
+        host: HostOpt = None,
+        port: PortOpt = None,
         allow_remote: Annotated[
             bool,
             typer.Option(
                 "--allow-remote", help="Allow a non-loopback --host (reachable by other machines)."
             ),
         ] = False,
-        config: Annotated[
-            str | None,
-            typer.Option(
-                "--config",
-                help="Config file (default: $VAULTPILOT_CONFIG, else "
-                "config.toml in the data folder).",
-            ),
-        ] = None,
+        config: ConfigOpt = None,
         show_key: Annotated[
             bool, typer.Option("--show-key", help="Print the API key even if it is not new.")
         ] = False,
@@ -99,17 +149,17 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--embed/--no-embed",
                 help="Embed new and changed notes for semantic search in the background "
-                "(default: on, or background_embedding in [server]).",
+                "(default: on, or background_embedding in \\[server]).",
             ),
         ] = None,
         data_dir: DataDirOpt = None,
     ) -> None:
-        """Serve the vaults over authenticated local REST and WebSocket RPC."""
+        """Serve the vaults and the agent view over authenticated local HTTP and WebSocket."""
         import uvicorn
 
         from vaultpilot.server import create_app, load_settings
+        from vaultpilot.server.banner import Banner, banner, model_status, server_url
         from vaultpilot.server.keyfile import ensure_key
-        from vaultpilot.server.settings import is_loopback
 
         settings = load_settings(
             vaults=vault or (),
@@ -124,26 +174,25 @@ def register(app: typer.Typer) -> None:
         settings = settings.model_copy(update={"port": sock.getsockname()[1]})
         key, created = ensure_key(settings.key_path)
         app_ = create_app(settings)
-        url = _url(settings.host, settings.port)
-        console.print(f"vaultpilot Agent Communication Server on [bold]{url}[/]")
-        for vid, root in settings.vaults.items():
-            console.print(f"  vault [bold]{vid}[/]: {root}")
-        if settings.background_embedding:
-            console.print(
-                "  semantic search: embedding new and changed notes in the background "
-                "(`vaultpilot status` shows how far)"
+        model, model_help = model_status(settings)
+        # The banner's link is made by this server's own session store, so it works at once.
+        token, _ttl = app_.state.vaultpilot.sessions.issue_link()
+        lines = banner(
+            Banner(
+                settings=settings,
+                url=server_url(settings.host, settings.port),
+                login_path=f"/login?token={token}",
+                model=model,
+                model_help=model_help,
+                key=key if created or show_key else None,
+                key_created=created,
             )
-        if created:
-            console.print(f"New API key (shown once): [bold]{key}[/]")
-        elif show_key:
-            console.print(f"API key: [bold]{key}[/]")
-        console.print(f"  key file: {settings.key_path} (mode 0600; `vaultpilot key rotate`)")
-        if not is_loopback(settings.host):
-            err_console.print(
-                f"[bold yellow]warning:[/] listening on {settings.host}: other machines can "
-                "reach this server. Anyone with the key can read and change the vaults."
-            )
-        console.print("Press Ctrl+C to stop.")
+        )
+        for line in lines:
+            if line.startswith("warning:"):
+                err_console.print(escape(line), soft_wrap=True, style="bold yellow")
+            else:
+                _say(line)
         config_ = uvicorn.Config(
             app_,
             log_level="warning",
@@ -161,6 +210,48 @@ def register(app: typer.Typer) -> None:
         finally:
             sock.close()
 
+    @app.command("open")
+    @handle_errors
+    def open_view(
+        host: Annotated[
+            str | None, typer.Option("--host", help="The server's address (default 127.0.0.1).")
+        ] = None,
+        port: Annotated[
+            int | None,
+            typer.Option("--port", min=1, max=65535, help="The server's port (default 34700)."),
+        ] = None,
+        config: ConfigOpt = None,
+        browser: Annotated[
+            bool,
+            typer.Option("--browser/--no-browser", help="Open the link in the browser."),
+        ] = True,
+        data_dir: DataDirOpt = None,
+    ) -> None:
+        """Print a one-time login link to the agent view of the running server, and open it."""
+        import webbrowser
+
+        from vaultpilot.server.banner import server_url
+        from vaultpilot.server.keyfile import key_path, read_key
+        from vaultpilot.server.settings import server_address
+
+        the_host, the_port = server_address(host=host, port=port, config=config)
+        key = read_key(key_path(data_root(data_dir)))
+        link = _login_link(server_url(the_host, the_port), key)
+        _say("Open the agent view with this link (it signs you in; it works once, for 5 minutes):")
+        _say(f"  {link}")
+        if browser and _has_browser() and webbrowser.open(link):
+            _say("Opened in your browser.")
+
+    @key_app.command("show")
+    @handle_errors
+    def show(data_dir: DataDirOpt = None) -> None:
+        """Print the API key and where it is kept (keep it secret: it opens the vaults)."""
+        from vaultpilot.server.keyfile import key_path, read_key
+
+        path: Path = key_path(data_root(data_dir))
+        _say(f"API key: {read_key(path)}")
+        _say(f"  key file: {path} (mode 0600; `vaultpilot key rotate` replaces it)")
+
     @key_app.command("rotate")
     @handle_errors
     def rotate(data_dir: DataDirOpt = None) -> None:
@@ -169,5 +260,5 @@ def register(app: typer.Typer) -> None:
 
         path: Path = key_path(data_root(data_dir))
         key = rotate_key(path)
-        console.print(f"New API key (shown once): [bold]{key}[/]")
-        console.print(f"  key file: {path} (mode 0600)")
+        _say(f"New API key (shown once): {key}")
+        _say(f"  key file: {path} (mode 0600)")

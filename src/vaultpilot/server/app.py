@@ -17,6 +17,11 @@ Routes (every one behind ``SecurityMiddleware``: loopback Host, own Origin, the 
 * ``GET /openapi.json``: the OpenAPI document (key required; there is no docs page, since a
   browser page could not send the key).
 * ``WS /ws``: see ``ws``.
+* The agent view (``vaultpilot.web``): ``GET /`` (``/index.html``), ``/app.js``, ``/app.css``,
+  served without a key (they hold no data; ``auth``). ``POST /login-link`` (key only) makes a
+  one-time login link; ``GET /login?token=...`` spends it for a session cookie and redirects to
+  ``/`` (a used, expired or unknown link gets a page saying to run ``vaultpilot open``); see
+  ``sessions``. ``GET /conversations?vaultId=`` lists a vault's stored conversations.
 
 The application owns no global state: everything lives in the ``ServerState`` made here. The
 vaults' indexes are synced at start-up and, unless ``background_embedding`` is off, each gets a
@@ -35,11 +40,11 @@ import logging
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, get_args
 
 from fastapi import FastAPI, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from pydantic import AliasChoices, BaseModel, Field, create_model
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -50,6 +55,7 @@ from vaultpilot.agent.providers import make_model
 from vaultpilot.errors import SetupError, VaultpilotError
 from vaultpilot.index.embedding.base import Embedder
 from vaultpilot.index.semantic import select_embedder
+from vaultpilot.locations import memory_db_path
 from vaultpilot.server import models as m
 from vaultpilot.server.approvals import ApprovalBroker
 from vaultpilot.server.auth import SecurityMiddleware
@@ -67,10 +73,12 @@ from vaultpilot.server.limits import BodyLimitMiddleware, too_large_message
 from vaultpilot.server.openapi import describe
 from vaultpilot.server.rpc import dispatch, dispatch_text, execute
 from vaultpilot.server.runs import Runs
+from vaultpilot.server.sessions import Sessions, cookie_header
 from vaultpilot.server.settings import ServerSettings, is_loopback
 from vaultpilot.server.state import ServerState
 from vaultpilot.server.validation import explain
 from vaultpilot.server.vaults import VaultHandle, Vaults
+from vaultpilot.server.view import login_refused_page, static_files
 from vaultpilot.server.ws import Hub, Subscriber, serve
 from vaultpilot.tools import get_tool
 
@@ -88,6 +96,7 @@ _TOOL_RESULTS: dict[str, type[BaseModel]] = {
 _AGENT_RESULTS: dict[str, type[BaseModel]] = {
     "StartAgent": m.StartAgentResult,
     "InterruptAgent": m.InterruptAgentResult,
+    "ResumeAgent": m.ResumeAgentResult,
     "ToolOverride": m.ToolOverrideResult,
     "ApproveToolCall": m.ApproveToolCallResult,
 }
@@ -241,6 +250,24 @@ async def _embedding_info(vault: VaultHandle) -> m.EmbeddingInfo:
     )
 
 
+_NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+_PAGE_HEADERS = {
+    "Cache-Control": "no-cache",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+def _static_route(app: FastAPI, name: str, body: bytes, media: str) -> None:
+    async def serve_file() -> Response:
+        return Response(body, media_type=media, headers=_PAGE_HEADERS)
+
+    paths = ["/", "/index.html"] if name == "index.html" else [f"/{name}"]
+    for path in paths:
+        app.get(path, include_in_schema=False)(serve_file)
+
+
 def _routes(app: FastAPI, state: ServerState) -> None:
     rpc_errors: dict[int | str, dict[str, Any]] = {
         s: {"model": Envelope[None], "description": "Refused; see error.code."}
@@ -279,6 +306,58 @@ def _routes(app: FastAPI, state: ServerState) -> None:
             for v in state.vaults.handles()
         ]
 
+    @app.get(
+        "/conversations",
+        response_model=list[m.ConversationInfo],
+        responses={
+            s: {"model": Envelope[None], "description": "Refused; see error.code."}
+            for s in (400, 404, 500)
+        },
+        operation_id="conversations",
+    )
+    async def conversations(vaultId: str | None = None) -> Any:
+        """A vault's stored conversations, the latest first (continue one with StartAgent's
+        ``conversationId``)."""
+        try:
+            vault = state.vaults.get(vaultId)
+            stored = state.runs.conversations(vault)
+        except VaultpilotError as err:
+            return _reply(*error_reply(None, None, err))
+        running = state.runs.running_conversations()
+        return [
+            m.ConversationInfo(
+                id=c.id,
+                title=c.title,
+                updated=round(c.updated_at * 1000),
+                running=c.id in running,
+            )
+            for c in stored
+        ]
+
+    @app.post("/login-link", response_model=m.LoginLink, operation_id="loginLink")
+    async def login_link(request: Request) -> m.LoginLink:
+        """A one-time link that signs a browser in to the agent view (key required; the
+        link works once, within ``expiresIn`` seconds)."""
+        token, ttl = state.sessions.issue_link()
+        path = f"/login?token={token}"
+        host = request.headers.get("host", f"{state.settings.host}:{state.settings.port}")
+        return m.LoginLink(url=f"http://{host}{path}", path=path, expiresIn=ttl)
+
+    files = static_files()
+
+    @app.get("/login", include_in_schema=False)
+    async def login(token: str = "") -> Response:
+        session = state.sessions.redeem(token) if token else None
+        if session is None:
+            why = state.sessions.refusal(token) if token else "unknown"
+            return HTMLResponse(login_refused_page(why), status_code=401, headers=_NO_STORE)
+        # 303: the browser fetches / with GET, and the token leaves the address bar.
+        headers = {**_NO_STORE, "Set-Cookie": cookie_header(session)}
+        return RedirectResponse("/", status_code=303, headers=headers)
+
+    for name, (body, media) in files.items():
+        _static_route(app, name, body, media)
+
     @app.websocket("/ws")
     async def websocket(ws: WebSocket) -> None:
         def hello(sub: Subscriber) -> dict[str, Any]:
@@ -287,6 +366,9 @@ def _routes(app: FastAPI, state: ServerState) -> None:
                 "version": vaultpilot.__version__,
                 "vaults": state.vaults.ids(),
                 "role": sub.role,
+                "model": state.runs.model_name,
+                "commands": list(get_args(m.CommandName)),
+                "server_id": state.server_id,
             }
 
         async def run_frame(text: str, sub: Subscriber) -> dict[str, Any]:
@@ -326,8 +408,15 @@ def create_app(
         embedder=functools.cache(embedder),
         lock_wait=settings.write_lock_wait,
     )
-    runs = Runs(settings=settings, hub=hub, key=keys.current, model=model, config=agent_config)
-    state = ServerState(settings, keys, hub, vaults, runs, ApprovalBroker(hub))
+    runs = Runs(
+        settings=settings,
+        hub=hub,
+        key=keys.current,
+        model=model,
+        config=agent_config,
+        memory_path=memory_db_path(settings.data_root),
+    )
+    state = ServerState(settings, keys, hub, vaults, runs, ApprovalBroker(hub), Sessions())
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -343,6 +432,7 @@ def create_app(
             yield
         finally:
             await runs.shutdown()
+            runs.close()
             for handle in vaults.handles():
                 await asyncio.to_thread(handle.close)
             await _close_model(built)
@@ -369,6 +459,7 @@ def create_app(
         keys=keys,
         allowed_origins=settings.allowed_origins,
         allowed_hosts=hosts,
+        sessions=state.sessions,
     )
     app.state.vaultpilot = state
     return app

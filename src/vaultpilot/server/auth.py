@@ -18,6 +18,17 @@ handshake passes it before any routing, including routes added later, unknown pa
    selects; the key itself is never echoed), or carry no key at all: it is then accepted in
    the ``pending`` state and the WebSocket endpoint must read an ``Authenticate`` command as
    its first message before anything else (``ws_auth_state``).
+4. **Or a session cookie** (``sessions``), for the agent view: a browser that traded a one-time
+   login link for the ``HttpOnly; SameSite=Strict`` cookie. A cookie counts only on a request
+   from the server's own pages: with an ``Origin``, it must be the server's own origin (never one
+   of ``allowed_origins``), ``Sec-Fetch-Site`` must be ``same-origin`` or ``none`` when sent (so
+   another page on the same host, even on another port, cannot use it), and a WebSocket
+   handshake must carry its own-origin ``Origin``. A request whose cookie does not count is
+   treated as carrying none. ``POST /login-link`` takes the key only.
+
+Without any key: the page's own files (``GET /``, ``/index.html``, ``/app.js``, ``/app.css``,
+which hold no data) and ``GET /login?token=...`` (whose token is the one-time link's, not the
+key) pass after the Host and Origin checks.
 
 Refusals of HTTP requests are JSON envelopes (``envelope.failure``) with status 401 or 403; a
 refused WebSocket handshake is closed before it is accepted, which the server answers with HTTP
@@ -36,10 +47,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from vaultpilot.server.envelope import ErrorCode, failure
 from vaultpilot.server.keyfile import KeyStore
+from vaultpilot.server.sessions import Sessions, session_cookie
 from vaultpilot.server.settings import is_loopback
 
 __all__ = [
+    "KEY_ONLY_PATHS",
     "KEY_SUBPROTOCOL_PREFIX",
+    "LOGIN_PATH",
+    "PUBLIC_PATHS",
     "SUBPROTOCOL",
     "AuthState",
     "SecurityMiddleware",
@@ -55,6 +70,10 @@ _URL_KEY_NAMES = frozenset({"key", "token", "api_key", "apikey", "access_token",
 _STATE_AUTH = "vaultpilot.auth"
 _STATE_PROTOCOL = "vaultpilot.subprotocol"
 AuthState = Literal["ok", "pending"]
+LOGIN_PATH = "/login"
+PUBLIC_PATHS = frozenset({"/", "/index.html", "/app.js", "/app.css", LOGIN_PATH})
+KEY_ONLY_PATHS = frozenset({"/login-link"})
+_COOKIE_SITES = frozenset({"same-origin", "none"})
 
 
 def bearer_key(value: str | None) -> str | None:
@@ -97,9 +116,11 @@ class SecurityMiddleware:
         keys: KeyStore,
         allowed_origins: Iterable[str] = (),
         allowed_hosts: Iterable[str] = (),
+        sessions: Sessions | None = None,
     ) -> None:
         self.app = app
         self.keys = keys
+        self.sessions = sessions
         self.allowed_origins = frozenset(o.rstrip("/").lower() for o in allowed_origins)
         self.allowed_hosts = frozenset(h.lower() for h in allowed_hosts)
 
@@ -111,6 +132,14 @@ class SecurityMiddleware:
         problem = self._foreign(headers)
         if problem is not None:
             await _deny(scope, receive, send, 403, "forbidden", problem)
+            return
+        public = (
+            scope["type"] == "http"
+            and scope.get("method") in ("GET", "HEAD")
+            and scope.get("path") in PUBLIC_PATHS
+        )
+        if public:
+            await self.app(scope, receive, send)
             return
         if _key_in_url(scope):
             await _deny(
@@ -139,9 +168,13 @@ class SecurityMiddleware:
                     None,
                 )
             if key is None:
-                state[_STATE_AUTH] = "pending"
+                state[_STATE_AUTH] = "ok" if self._cookie_ok(scope, headers) else "pending"
                 await self.app(scope, receive, send)
                 return
+        elif key is None and self._cookie_ok(scope, headers):
+            state[_STATE_AUTH] = "ok"
+            await self.app(scope, receive, send)
+            return
         if not self.keys.check(key):
             message = (
                 "Missing API key: send 'Authorization: Bearer <key>' (the key is in the server's "
@@ -170,18 +203,36 @@ class SecurityMiddleware:
         origin = headers.get("origin")
         if origin is None or origin.rstrip("/").lower() in self.allowed_origins:
             return None
-        parts = urlsplit(origin.lower())
-        own = (
-            parts.scheme in ("http", "https", "ws", "wss")
-            and parts.netloc == host.lower()
-            and is_loopback(host_name(parts.netloc))
-        )
-        if own:
+        if _own_origin(origin, host):
             return None
         return (
             f"Origin '{origin}' is not allowed: only this server's own pages may call it. "
             "Add a trusted origin to [server] allowed_origins in the config file."
         )
+
+    def _cookie_ok(self, scope: Scope, headers: Headers) -> bool:
+        """Whether the request carries a live session cookie that counts here (see module)."""
+        if self.sessions is None or scope.get("path") in KEY_ONLY_PATHS:
+            return False
+        if not self.sessions.check(session_cookie(headers.get("cookie"))):
+            return False
+        site = headers.get("sec-fetch-site")
+        if site is not None and site.lower() not in _COOKIE_SITES:
+            return False
+        origin = headers.get("origin")
+        if origin is None:
+            return bool(scope["type"] == "http")  # a browser's WebSocket always sends Origin
+        return _own_origin(origin, headers.get("host", ""))
+
+
+def _own_origin(origin: str, host: str) -> bool:
+    """``origin`` is this server's own: same scheme family, same host and port, loopback."""
+    parts = urlsplit(origin.rstrip("/").lower())
+    return (
+        parts.scheme in ("http", "https", "ws", "wss")
+        and parts.netloc == host.lower()
+        and is_loopback(host_name(parts.netloc))
+    )
 
 
 def _key_in_url(scope: Scope) -> bool:

@@ -33,6 +33,7 @@ __all__ = [
     "ApproveToolCallResult",
     "AuthenticateArgs",
     "CommandName",
+    "ConversationInfo",
     "CreateNoteArgs",
     "CreateNoteResult",
     "EmbeddingInfo",
@@ -40,8 +41,11 @@ __all__ = [
     "GetVaultContextArgs",
     "InterruptAgentArgs",
     "InterruptAgentResult",
+    "LoginLink",
     "NoteChanges",
     "ReportStatusArgs",
+    "ResumeAgentArgs",
+    "ResumeAgentResult",
     "ShellResult",
     "StartAgentArgs",
     "StartAgentResult",
@@ -58,7 +62,7 @@ __all__ = [
 
 ACS_TOOLS = ("GetVaultContext", "ExecuteShell", "CreateNote", "UpdateNote", "ReportStatus")
 AGENT_TOOLS = ("obsidian_query_vault", "obsidian_get_context", "obsidian_vault_manager")
-UI_COMMANDS = ("StartAgent", "InterruptAgent", "ToolOverride", "ApproveToolCall")
+UI_COMMANDS = ("StartAgent", "InterruptAgent", "ResumeAgent", "ToolOverride", "ApproveToolCall")
 WS_ONLY = ("Authenticate", "Subscribe")
 
 CommandName = Literal[
@@ -72,6 +76,7 @@ CommandName = Literal[
     "obsidian_vault_manager",
     "StartAgent",
     "InterruptAgent",
+    "ResumeAgent",
     "ToolOverride",
     "ApproveToolCall",
     "Authenticate",
@@ -184,10 +189,29 @@ class ReportStatusArgs(_Args):
 class StartAgentArgs(_Args):
     goal: str = Field(validation_alias=_names("goal", "Goal"), min_length=1, max_length=50_000)
     vault_id: str | None = Field(None, validation_alias=_names("vaultId", "VaultID"), max_length=64)
+    conversation_id: str | None = Field(
+        None,
+        validation_alias=_names("conversationId", "ConversationID"),
+        min_length=1,
+        max_length=64,
+        description="Continue this stored conversation of the vault (GET /conversations lists "
+        "them); default: start a new one.",
+    )
 
 
 class InterruptAgentArgs(_Args):
+    """Stop a run now (``force: true``), or pause it at its next step boundary (``force:
+    false``, the default: ResumeAgent continues it). An external agent receives the command
+    and decides itself."""
+
     force: bool = Field(False, validation_alias=_names("force", "Force"))
+    run_id: str | None = Field(None, validation_alias=_names("runId", "RunID"), max_length=64)
+    vault_id: str | None = Field(None, validation_alias=_names("vaultId", "VaultID"), max_length=64)
+
+
+class ResumeAgentArgs(_Args):
+    """Continue a run paused by ``InterruptAgent {force: false}``."""
+
     run_id: str | None = Field(None, validation_alias=_names("runId", "RunID"), max_length=64)
     vault_id: str | None = Field(None, validation_alias=_names("vaultId", "VaultID"), max_length=64)
 
@@ -216,11 +240,30 @@ class ApproveToolCallArgs(_Args):
     call_id: str = Field(validation_alias=_names("callId", "CallID"), min_length=1, max_length=200)
     approved: bool
     reason: str | None = Field(None, max_length=2000)
+    files: list[Annotated[str, Field(min_length=1, max_length=1024)]] | None = Field(
+        None,
+        max_length=1000,
+        description="Approve only these files of a multi-file change. The built-in agent "
+        "applies a change whole, so this must list every file of it (or be left out); "
+        "approving part of one is refused with the list of its files.",
+    )
 
 
 class SubscribeArgs(_Args):
     role: Literal["ui", "agent"] = Field(
-        "ui", description="'agent': also receive StartAgent, InterruptAgent and ToolOverride."
+        "ui",
+        description="'agent': also receive StartAgent, InterruptAgent, ResumeAgent and "
+        "ToolOverride.",
+    )
+    format: Literal["frames", "spec"] = Field(
+        "frames",
+        description="'spec': agent events as the specification's {type, data} frames (see "
+        "the server's documentation); 'frames' (default): {type: 'event', event: {kind}}.",
+    )
+    since: int | None = Field(
+        None,
+        ge=0,
+        description="Send again the stored frames of the active runs after this seq.",
     )
 
 
@@ -236,6 +279,7 @@ ARGUMENT_MODELS: dict[str, type[BaseModel]] = {
     "ReportStatus": ReportStatusArgs,
     "StartAgent": StartAgentArgs,
     "InterruptAgent": InterruptAgentArgs,
+    "ResumeAgent": ResumeAgentArgs,
     "ToolOverride": ToolOverrideArgs,
     "ApproveToolCall": ApproveToolCallArgs,
     "Subscribe": SubscribeArgs,
@@ -284,11 +328,29 @@ class StartAgentResult(BaseModel):
     vaultId: str
     goal: str
     agent: Literal["builtin", "external"]
+    conversationId: str | None = Field(
+        None, description="The stored conversation the run belongs to (built-in agent)."
+    )
 
 
 class InterruptAgentResult(BaseModel):
-    interrupted: list[str] = Field(description="The runs told to stop.")
+    interrupted: list[str] = Field(
+        description="The runs told to stop (force) or to pause at their next step."
+    )
     force: bool
+
+
+class ResumeAgentResult(BaseModel):
+    resumed: list[str] = Field(description="The runs told to continue.")
+
+
+class ConversationInfo(BaseModel):
+    """A stored conversation of a vault, for the agent view's list."""
+
+    id: str
+    title: str
+    updated: float = Field(description="Last change, in ms since the epoch.")
+    running: bool = Field(description="A run of this conversation is going now.")
 
 
 class ToolOverrideResult(BaseModel):
@@ -323,3 +385,11 @@ class VaultInfo(BaseModel):
     vaultId: str
     name: str
     embedding: EmbeddingInfo
+
+
+class LoginLink(BaseModel):
+    """A one-time login link for the agent view."""
+
+    url: str = Field(description="The link to open in a browser (works once).")
+    path: str = Field(description="The same link without the scheme and host.")
+    expiresIn: float = Field(description="Seconds the link stays valid.")

@@ -40,6 +40,7 @@ from vaultpilot.server.models import (
     InterruptAgentArgs,
     NoteChanges,
     ReportStatusArgs,
+    ResumeAgentArgs,
     StartAgentArgs,
     SubscribeArgs,
     ToolCommand,
@@ -196,12 +197,15 @@ async def _start_agent(
     state: ServerState, args: StartAgentArgs, sub: Subscriber | None
 ) -> dict[str, Any]:
     vault = state.vaults.get(args.vault_id)
-    record = await state.runs.start(vault, args.goal, started_by=sub)
+    record = await state.runs.start(
+        vault, args.goal, started_by=sub, conversation_id=args.conversation_id
+    )
     return {
         "runId": record.run_id,
         "vaultId": vault.vault_id,
         "goal": args.goal,
         "agent": record.agent,
+        "conversationId": record.conversation_id,
     }
 
 
@@ -212,6 +216,14 @@ async def _interrupt_agent(
         state.vaults.get(args.vault_id)  # an unknown vault is its own error
     ids = state.runs.interrupt(force=args.force, run_id=args.run_id, vault_id=args.vault_id)
     return {"interrupted": ids, "force": args.force}
+
+
+async def _resume_agent(
+    state: ServerState, args: ResumeAgentArgs, _sub: Subscriber | None
+) -> dict[str, Any]:
+    if args.vault_id is not None:
+        state.vaults.get(args.vault_id)
+    return {"resumed": state.runs.resume(run_id=args.run_id, vault_id=args.vault_id)}
 
 
 async def _tool_override(
@@ -257,9 +269,14 @@ async def _approve(
     state: ServerState, args: ApproveToolCallArgs, sub: Subscriber | None
 ) -> dict[str, Any]:
     call_id = args.call_id
+    if args.files and call_id in state.approvals.pending():
+        raise InvalidArgumentError(
+            f"'{call_id}' asks to run a shell command, which changes no listed files: approve "
+            "or reject it without 'files'."
+        )
     if not (
         state.approvals.answer(call_id, args.approved, args.reason, by=sub)
-        or state.runs.approve(call_id, args.approved, args.reason, by=sub)
+        or state.runs.approve(call_id, args.approved, args.reason, by=sub, files=args.files)
     ):
         waiting = ", ".join([*state.approvals.pending(), *state.runs.awaiting()]) or "none"
         raise NotFoundError(
@@ -269,11 +286,16 @@ async def _approve(
 
 
 async def _subscribe(
-    _state: ServerState, args: SubscribeArgs, sub: Subscriber | None
+    state: ServerState, args: SubscribeArgs, sub: Subscriber | None
 ) -> dict[str, Any]:
     assert sub is not None
     sub.role = args.role
-    return {"role": args.role}
+    sub.format = args.format
+    if args.since is not None:
+        # Queued before the reply: the frames the client missed, in its format.
+        for text in sub.render(state.hub.backlog(args.since)):
+            sub.offer(text)
+    return {"role": args.role, "format": args.format}
 
 
 async def _authenticate(_state: ServerState, _args: Any, _sub: Subscriber | None) -> dict[str, Any]:
@@ -288,6 +310,7 @@ COMMANDS: dict[str, Handler] = {
     "ReportStatus": _report_status,
     "StartAgent": _start_agent,
     "InterruptAgent": _interrupt_agent,
+    "ResumeAgent": _resume_agent,
     "ToolOverride": _tool_override,
     "ApproveToolCall": _approve,
     "Subscribe": _subscribe,

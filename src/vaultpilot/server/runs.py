@@ -14,6 +14,16 @@ Which agent runs a ``StartAgent``:
   vault tools on a private connection to the vault's index. Every event is published
   to every subscriber as ``{type: "event", runId, vaultId, event}``.
 
+A built-in run belongs to a conversation stored in ``memory.db`` (the same store as
+``vaultpilot chat``, keyed by the vault's folder): a new one titled after the goal, or the one
+StartAgent names with ``conversationId`` (its history goes to the model first). ``conversations``
+lists a vault's, marking those with a run going.
+
+``InterruptAgent`` with ``force`` stops a built-in run at once; without it the run pauses at its
+next step boundary (``loop.StepGate``) until ``ResumeAgent``. Both are forwarded to an external
+agent. Every frame of a built-in run is kept by the hub while the run goes (``Hub.open_run``), so a
+client that connects mid-run receives it.
+
 One run per vault at a time (a second StartAgent is refused until the first ends). An external
 run ends when its agent reports a final status (``done``, ``error``, ``stopped``, ...), its
 process exits, or it is interrupted with ``force``.
@@ -31,20 +41,30 @@ import asyncio
 import contextlib
 import os
 import signal
+import sqlite3
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from vaultpilot.agent.approvals import ApprovalPolicy
 from vaultpilot.agent.config import AgentConfig
 from vaultpilot.agent.controls import RunControls
+from vaultpilot.agent.conversations import (
+    Conversation,
+    get_conversation,
+    list_conversations,
+    new_conversation,
+    run_conversation,
+)
 from vaultpilot.agent.events import AgentEvent, event_to_dict
-from vaultpilot.agent.loop import Agent, RunLimits, run
+from vaultpilot.agent.loop import Agent, RunLimits, StepGate
 from vaultpilot.agent.model import ModelClient
 from vaultpilot.agent.prompt import build_system_prompt
 from vaultpilot.agent.vault_tools import VaultTools
 from vaultpilot.errors import InvalidArgumentError, NotFoundError, RequestError, SetupError
+from vaultpilot.memory.db import connect as connect_memory
 from vaultpilot.server.approvals import approver_problem
 from vaultpilot.server.keyfile import KEY_ENV
 from vaultpilot.server.settings import ServerSettings, ShellPolicy
@@ -59,6 +79,18 @@ FINAL_STATUSES = frozenset(
     {"done", "completed", "finished", "error", "failed", "stopped", "interrupted", "idle"}
 )
 _FILE_ARGS = ("target", "targets", "referenceNote", "reference_note", "path")
+_CHANGED_ARGS = ("target", "targets", "destination", "newPath", "path")
+
+
+def changed_files(arguments: dict[str, Any] | None) -> list[str]:
+    """The note paths a tool call's arguments name as changed (for per-file approval)."""
+    out: list[str] = []
+    for key in _CHANGED_ARGS:
+        value = (arguments or {}).get(key)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and item and item not in out:
+                out.append(item)
+    return out
 
 
 @dataclass(slots=True)
@@ -75,6 +107,9 @@ class RunRecord:
     files: list[str] = field(default_factory=list)
     active: bool = True
     started_by: Subscriber | None = None  # the socket that sent StartAgent; None: over HTTP
+    conversation_id: str | None = None
+    gate: StepGate | None = None
+    approval_files: dict[str, list[str]] = field(default_factory=dict)  # call id -> paths
 
     def note_files(self, arguments: dict[str, Any] | None) -> None:
         for key in _FILE_ARGS:
@@ -95,8 +130,11 @@ class Runs:
         key: Callable[[], str],
         model: ModelClient | None,
         config: AgentConfig | None = None,
+        memory_path: Path | None = None,
     ) -> None:
         self._settings = settings
+        self._memory_path = memory_path
+        self._memory: sqlite3.Connection | None = None
         self._hub = hub
         self._key = key
         self._model = model
@@ -116,6 +154,28 @@ class Runs:
             self._no_model = problem
 
     # ----- queries
+    @property
+    def model_name(self) -> str | None:
+        """What answers StartAgent: the built-in model's name, an external agent, or None."""
+        if self._settings.agent.command:
+            return f"external agent ({Path(self._settings.agent.command[0]).name})"
+        return self._model.name if self._model is not None else None
+
+    def _memory_conn(self) -> sqlite3.Connection:
+        # Opened on first use, on the event loop's thread, which every run records from.
+        if self._memory is None:
+            if self._memory_path is None:
+                raise SetupError("This server keeps no conversations (no memory database).")
+            self._memory = connect_memory(self._memory_path)
+        return self._memory
+
+    def conversations(self, vault: VaultHandle, *, limit: int = 50) -> list[Conversation]:
+        """The vault's stored conversations, the latest first."""
+        return list_conversations(self._memory_conn(), vault=str(vault.root), limit=limit)
+
+    def running_conversations(self) -> set[str]:
+        return {r.conversation_id for r in self.active() if r.conversation_id}
+
     def latest(self, vault_id: str) -> RunRecord | None:
         return self._by_vault.get(vault_id)
 
@@ -124,7 +184,12 @@ class Runs:
 
     # ----- StartAgent
     async def start(
-        self, vault: VaultHandle, goal: str, *, started_by: Subscriber | None = None
+        self,
+        vault: VaultHandle,
+        goal: str,
+        *,
+        started_by: Subscriber | None = None,
+        conversation_id: str | None = None,
     ) -> RunRecord:
         current = self._by_vault.get(vault.vault_id)
         if current is not None and current.active:
@@ -141,7 +206,12 @@ class Runs:
                     "type": "command",
                     "id": run_id,
                     "commandName": "StartAgent",
-                    "arguments": {"goal": goal, "vaultId": vault.vault_id, "runId": run_id},
+                    "arguments": {
+                        "goal": goal,
+                        "vaultId": vault.vault_id,
+                        "runId": run_id,
+                        **({"conversationId": conversation_id} if conversation_id else {}),
+                    },
                 },
                 role="agent",
             )
@@ -150,13 +220,37 @@ class Runs:
             return record
         if self._model is None:
             raise SetupError(self._no_model)
+        conv = self._conversation(vault, goal, conversation_id, self._model.name)
         agent = await asyncio.to_thread(self._build_agent, vault, self._model)
         record = RunRecord(
-            run_id, vault.vault_id, goal, "builtin", controls=RunControls(), started_by=started_by
+            run_id,
+            vault.vault_id,
+            goal,
+            "builtin",
+            controls=RunControls(),
+            started_by=started_by,
+            conversation_id=conv,
+            gate=StepGate(),
         )
         self._by_vault[vault.vault_id] = record
+        self._hub.open_run(run_id)
         record.task = asyncio.create_task(self._drive(record, agent, vault))
         return record
+
+    def _conversation(
+        self, vault: VaultHandle, goal: str, conversation_id: str | None, model: str
+    ) -> str:
+        conn = self._memory_conn()
+        if conversation_id is None:
+            return new_conversation(conn, title=goal, vault=str(vault.root), model=model).id
+        conv = get_conversation(conn, conversation_id)
+        if conv.vault != str(vault.root):
+            raise NotFoundError(
+                f"Conversation '{conversation_id}' belongs to another vault; continue it in its "
+                f"own vault, or leave conversationId out to start a new conversation in "
+                f"'{vault.vault_id}'."
+            )
+        return conv.id
 
     def _build_agent(self, vault: VaultHandle, model: ModelClient) -> Agent:
         ctx = vault.open_run_context()
@@ -172,9 +266,16 @@ class Runs:
         return Agent(model, tools, prompt, policy, limits, vault=tools)
 
     async def _drive(self, record: RunRecord, agent: Agent, vault: VaultHandle) -> None:
+        assert record.conversation_id is not None
         try:
-            async for event in run(
-                agent, record.goal, controls=record.controls, run_id=record.run_id
+            async for event in run_conversation(
+                self._memory_conn(),
+                record.conversation_id,
+                agent,
+                record.goal,
+                controls=record.controls,
+                run_id=record.run_id,
+                gate=record.gate,
             ):
                 self._track(record, event)
                 if event.kind == "tool_result":
@@ -191,6 +292,8 @@ class Runs:
             record.active = False
             record.pending.clear()
             record.awaiting.clear()
+            record.approval_files.clear()
+            self._hub.close_run(record.run_id)
             if isinstance(agent.tools, VaultTools):
                 await asyncio.to_thread(agent.tools.ctx.conn.close)
 
@@ -202,8 +305,10 @@ class Runs:
                 record.note_files(event.arguments)
             case "approval_required":
                 record.awaiting.add(event.call_id)
+                record.approval_files[event.call_id] = changed_files(event.arguments)
             case "approval_resolved":
                 record.awaiting.discard(event.call_id)
+                record.approval_files.pop(event.call_id, None)
             case "tool_result":
                 record.pending.pop(event.call_id, None)
                 record.awaiting.discard(event.call_id)
@@ -283,7 +388,10 @@ class Runs:
             raise NotFoundError(f"No matching agent run is active (active runs: {running}).")
         for record in targets:
             if record.controls is not None:
-                record.controls.interrupt()
+                if force:
+                    record.controls.interrupt()
+                elif record.gate is not None:
+                    record.gate.pause()
                 continue
             self._hub.publish(
                 {
@@ -299,6 +407,32 @@ class Runs:
                 if record.child is not None and record.child.returncode is None:
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.killpg(record.child.pid, signal.SIGTERM)
+        return [r.run_id for r in targets]
+
+    def resume(self, *, run_id: str | None, vault_id: str | None) -> list[str]:
+        """Continue paused built-in runs; forward ResumeAgent to an external agent."""
+        targets = [
+            r
+            for r in self.active()
+            if (run_id is None or r.run_id == run_id)
+            and (vault_id is None or r.vault_id == vault_id)
+        ]
+        if not targets:
+            running = ", ".join(f"{r.run_id} ({r.vault_id})" for r in self.active()) or "none"
+            raise NotFoundError(f"No matching agent run is active (active runs: {running}).")
+        for record in targets:
+            if record.gate is not None:
+                record.gate.resume()
+                continue
+            self._hub.publish(
+                {
+                    "type": "command",
+                    "id": record.run_id,
+                    "commandName": "ResumeAgent",
+                    "arguments": {"runId": record.run_id},
+                },
+                role="agent",
+            )
         return [r.run_id for r in targets]
 
     def find_pending(self, tool_name: str, call_id: str | None) -> tuple[RunRecord, str]:
@@ -342,12 +476,21 @@ class Runs:
         )
 
     def approve(
-        self, call_id: str, approved: bool, reason: str | None, *, by: Subscriber | None
+        self,
+        call_id: str,
+        approved: bool,
+        reason: str | None,
+        *,
+        by: Subscriber | None,
+        files: list[str] | None = None,
     ) -> bool:
         """Answer a built-in run's approval; False when no run waits on ``call_id``.
-        RequestError when ``by`` may not approve a step of a run started over HTTP."""
+        RequestError when ``by`` may not approve a step of a run started over HTTP;
+        InvalidArgumentError when ``files`` approves only part of a change."""
         for record in self.active():
             if call_id in record.awaiting and record.controls is not None:
+                if approved and files is not None:
+                    _check_whole(call_id, files, record.approval_files.get(call_id, []))
                 if approved and record.started_by is None:
                     problem = approver_problem(
                         asked_by=None,
@@ -366,6 +509,12 @@ class Runs:
     def awaiting(self) -> list[str]:
         return [cid for r in self.active() for cid in r.awaiting]
 
+    def close(self) -> None:
+        """Close the memory database (after ``shutdown``)."""
+        if self._memory is not None:
+            self._memory.close()
+            self._memory = None
+
     async def shutdown(self) -> None:
         """Stop every run: interrupt built-in ones, terminate spawned processes."""
         tasks = []
@@ -379,3 +528,21 @@ class Runs:
                 tasks.append(record.task)
         if tasks:
             await asyncio.wait(tasks, timeout=5)
+
+
+def _check_whole(call_id: str, files: list[str], change: list[str]) -> None:
+    """Refuse an approval of part of a change: the agent applies a change whole."""
+    unknown = [f for f in files if f not in change]
+    if unknown:
+        raise InvalidArgumentError(
+            f"Call '{call_id}' does not change {', '.join(unknown)}; it changes "
+            f"{', '.join(change) or 'no named file'}. List only files of the change in 'files'."
+        )
+    left = [f for f in change if f not in files]
+    if left:
+        raise InvalidArgumentError(
+            f"Approving only some files of a change is not supported yet: call '{call_id}' "
+            f"changes {', '.join(change)} as one operation, applied whole. Approve it with every "
+            f"file ticked (or without 'files'), or reject it and ask the agent to change only "
+            f"{', '.join(files)}."
+        )

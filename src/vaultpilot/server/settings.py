@@ -86,6 +86,7 @@ __all__ = [
     "load_settings",
     "parse_vault_spec",
     "secret_looking",
+    "server_address",
 ]
 
 DEFAULT_PORT = 34700
@@ -293,6 +294,26 @@ def _port(raw: str) -> int:
     if not 0 <= port <= 65535:
         raise SetupError(f"${PORT_ENV}={raw!r} is not a port number (0-65535).")
     return port
+
+
+def server_address(
+    *,
+    host: str | None = None,
+    port: int | None = None,
+    config: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> tuple[str, int]:
+    """Where a server started with these settings listens (same precedence as
+    ``load_settings``), for clients such as ``vaultpilot open``; needs no vault."""
+    env = os.environ if env is None else env
+    config_path = Path(config).expanduser() if config else agent_config_path(env)
+    if config and not config_path.is_file():
+        raise SetupError(f"The config file {config_path} does not exist.")
+    file = _read_config(config_path) if config_path.is_file() else _ConfigFile()
+    the_host = host or env.get(HOST_ENV) or file.host or "127.0.0.1"
+    if port is None:
+        port = _port(env[PORT_ENV]) if env.get(PORT_ENV) else file.port or DEFAULT_PORT
+    return the_host, port
 
 
 def load_settings(

@@ -11,10 +11,22 @@ Frames from the server are JSON text, each with a ``type``:
 * ``command``: sent to ``agent`` subscribers only: a UI command for an external agent
   (``{type, seq, id, commandName, arguments}``).
 
+``hello`` also carries ``model`` (the built-in agent's model, or null when none is configured),
+``commands`` (the command names this server takes) and ``server_id`` (random per server start:
+``seq`` numbers restart with it).
+
 Frames to the server are ``IToolCommand`` objects (the same as ``POST /rpc``). Every socket is a
 subscriber (role ``ui``) once authenticated; ``Subscribe {role: "agent"}`` also makes it
-receive UI commands. A socket whose handshake carried no key must send ``Authenticate {key}``
-first; anything else, a wrong key or nothing within ``AUTH_TIMEOUT_S`` closes it with 4401.
+receive UI commands, and ``Subscribe {format: "spec"}`` switches its agent events to the
+specification's ``{type, data}`` shape (see ``spec_events``). A socket whose handshake carried
+no key (and no session cookie, see ``auth``) must send ``Authenticate {key}`` first; anything
+else, a wrong key or nothing within ``AUTH_TIMEOUT_S`` closes it with 4401.
+
+**Resuming.** The hub keeps every frame of each active run (``open_run`` / ``close_run``, at
+most ``MAX_BACKLOG`` frames a run). A new socket receives, right after ``hello``, the stored
+frames of the runs still going, unchanged (same ``seq``), so a page that reloads mid-run shows
+the run so far and follows it; ``Subscribe {since: seq}`` sends again the stored frames after
+``seq`` (in the socket's format), for a client that reconnects and knows what it has seen.
 
 A text message over ``max_message`` bytes (the ``max_body_size`` setting) is answered with a
 ``payload_too_large`` reply and not run; uvicorn, started with ``ws_max_size`` at the same
@@ -44,15 +56,29 @@ from vaultpilot.server.auth import ws_auth_state, ws_subprotocol
 from vaultpilot.server.envelope import ErrorCode, failure
 from vaultpilot.server.keyfile import KeyStore
 from vaultpilot.server.limits import too_large_message
+from vaultpilot.server.spec_events import SpecStream, translate_all
 
-__all__ = ["AUTH_TIMEOUT_S", "CLOSE_TOO_SLOW", "CLOSE_UNAUTHORIZED", "Hub", "Subscriber", "serve"]
+__all__ = [
+    "AUTH_TIMEOUT_S",
+    "CLOSE_TOO_SLOW",
+    "CLOSE_UNAUTHORIZED",
+    "MAX_BACKLOG",
+    "Format",
+    "Hub",
+    "Subscriber",
+    "serve",
+]
 
 log = logging.getLogger(__name__)
 AUTH_TIMEOUT_S = 10.0
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_TOO_SLOW = 1013
 _MAX_IN_FLIGHT = 64
+# Frames kept per active run for clients that connect mid-run: a 1,000-step run with streamed
+# text stays well under it (about 10 frames a step plus the chunks).
+MAX_BACKLOG = 50_000
 Role = Literal["ui", "agent"]
+Format = Literal["frames", "spec"]
 
 
 _client_ids = itertools.count(1)
@@ -65,6 +91,7 @@ class Subscriber:
     def __init__(self, maxsize: int) -> None:
         self.queue: asyncio.Queue[str] = asyncio.Queue(maxsize)
         self.role: Role = "ui"
+        self.format: Format = "frames"
         self.dropped = asyncio.Event()
         self.client_id = f"ws-{next(_client_ids)}"
 
@@ -80,6 +107,11 @@ class Subscriber:
     def send(self, frame: dict[str, Any]) -> None:
         self.offer(json.dumps(frame, ensure_ascii=False))
 
+    def render(self, frames: list[dict[str, Any]]) -> list[str]:
+        """Stored frames as this subscriber's format wants them, serialised."""
+        shaped = translate_all(frames) if self.format == "spec" else frames
+        return [json.dumps(f, ensure_ascii=False) for f in shaped]
+
 
 class Hub:
     """Every subscriber of one server; ``publish`` never blocks."""
@@ -87,6 +119,20 @@ class Hub:
     def __init__(self) -> None:
         self._subscribers: set[Subscriber] = set()
         self._seq = itertools.count(1)
+        self._spec = SpecStream()
+        self._backlog: dict[str, list[dict[str, Any]]] = {}  # active run id -> its frames
+
+    def open_run(self, run_id: str) -> None:
+        """Keep the frames of ``run_id`` for clients that connect while it goes."""
+        self._backlog.setdefault(run_id, [])
+
+    def close_run(self, run_id: str) -> None:
+        self._backlog.pop(run_id, None)
+
+    def backlog(self, since: int = 0) -> list[dict[str, Any]]:
+        """The stored frames of the active runs with a ``seq`` after ``since``, in order."""
+        frames = [f for run in self._backlog.values() for f in run if f["seq"] > since]
+        return sorted(frames, key=lambda f: int(f["seq"]))
 
     def add(self, sub: Subscriber) -> None:
         self._subscribers.add(sub)
@@ -102,12 +148,26 @@ class Hub:
 
     def publish(self, frame: dict[str, Any], *, role: Role | None = None) -> int:
         """Send ``frame`` (given a ``seq``) to every subscriber (of ``role``); returns how many."""
-        text = json.dumps({**frame, "seq": next(self._seq)}, ensure_ascii=False)
+        framed = {**frame, "seq": next(self._seq)}
+        text = json.dumps(framed, ensure_ascii=False)
+        stored = self._backlog.get(str(framed.get("runId")))
+        if stored is not None and len(stored) < MAX_BACKLOG:
+            stored.append(framed)
+        # Every frame goes through the translator (it follows each run's turns), but is
+        # serialised in the spec format only when a socket asked for it.
+        spec = self._spec.translate(framed)
+        spec_texts: list[str] | None = None
         sent = 0
         for sub in list(self._subscribers):
             if role is not None and sub.role != role:
                 continue
-            if sub.offer(text):
+            if sub.format == "spec":
+                if spec_texts is None:
+                    spec_texts = [json.dumps(f, ensure_ascii=False) for f in spec]
+                ok = all(sub.offer(t) for t in spec_texts)
+            else:
+                ok = sub.offer(text)
+            if ok:
                 sent += 1
             else:
                 self._subscribers.discard(sub)
@@ -221,8 +281,17 @@ async def serve(
     if ws_auth_state(ws.scope) != "ok" and not await _authenticate(ws, keys.check):
         return
     sub = Subscriber(queue_size)
-    sub.send({"type": "hello", **hello(sub)})
+    # Added and the backlog taken in one step (no await between): every frame published from
+    # now on is queued, every earlier frame of an active run is in the backlog.
     hub.add(sub)
+    backlog = hub.backlog()
+    try:
+        await ws.send_text(json.dumps({"type": "hello", **hello(sub)}, ensure_ascii=False))
+        for text in sub.render(backlog):
+            await ws.send_text(text)
+    except Exception:  # the client went away while it was greeted (the error type varies)
+        hub.remove(sub)
+        return
     tasks = [
         asyncio.create_task(_read_loop(ws, sub, dispatch, max_message)),
         asyncio.create_task(_send_loop(ws, sub)),

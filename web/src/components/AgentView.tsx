@@ -15,6 +15,11 @@ import { NoModelPanel, SignInPanel } from "./Panels";
 import { Sidebar } from "./Sidebar";
 import { type Actions, RunView, fmtCost, fmtTokens } from "./Steps";
 
+/** The agent loop's status while a run waits at a step boundary (vaultpilot.agent.loop). */
+function isPaused(status: string): boolean {
+  return status.startsWith("Paused before step");
+}
+
 export function AgentView({ connection, vaultId, draft }: { connection: Connection; vaultId?: string | null; draft?: Draft | null }) {
   const [conn, setConn] = useState<{ state: ConnectionState; detail: string; hello: HelloFrame | null }>({
     state: connection.state, detail: "", hello: connection.hello,
@@ -135,6 +140,20 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
   const stop = () => {
     if (active) void connection.send("InterruptAgent", { runId: active.runId, force: true });
   };
+  // InterruptAgent without force pauses at the next step; the run's status says when it has.
+  const canPause = conn.hello?.commands?.includes("ResumeAgent") ?? false;
+  const paused = active === null || !canPause ? null : isPaused(active.status);
+  const pause = () => {
+    if (active) void connection.send("InterruptAgent", { runId: active.runId, force: false }).then((r) => {
+      if (r.success) notify("The run pauses before its next step.");
+      else notify(r.error?.message ?? "The run could not be paused.");
+    });
+  };
+  const resume = () => {
+    if (active) void connection.send("ResumeAgent", { runId: active.runId }).then((r) => {
+      if (!r.success) notify(r.error?.message ?? "The run could not be resumed.");
+    });
+  };
 
   const suggest = async (query: string): Promise<Suggestion[]> => {
     const args: JsonObject = query.trim()
@@ -207,7 +226,7 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
         {!pinned && (
           <button type="button" class="jump" onClick={() => setPinned(true)}>Jump to latest</button>
         )}
-        <Composer draft={draft ?? null} running={active !== null} disabled={conn.state !== "open"} suggest={suggest} onSend={(t, a) => void send(t, a)} onStop={stop} />
+        <Composer draft={draft ?? null} running={active !== null} disabled={conn.state !== "open"} suggest={suggest} onSend={(t, a) => void send(t, a)} onStop={stop} paused={paused} onPause={pause} onResume={resume} />
       </main>
       <aside class="this-run" aria-label="This run">
         <h2>This run</h2>

@@ -2,7 +2,8 @@
  * The message box: Enter sends, Shift+Enter starts a new line; `@` and `[[` open note
  * completion (arrow keys move, Enter or Tab picks, Esc closes). A note picked after `@` is
  * attached (a chip; sent as an `@"path"` mention the agent reads), one picked after `[[`
- * becomes a link in the text. While a run goes, Stop replaces Send (Esc also stops).
+ * becomes a link in the text. While a run goes, Stop replaces Send (Esc also stops), beside
+ * Pause (the run halts at its next step) or Resume when it is paused.
  */
 
 import { useEffect, useRef, useState } from "preact/hooks";
@@ -25,6 +26,10 @@ interface Props {
   suggest(query: string): Promise<Suggestion[]>;
   onSend(text: string, attached: string[]): void;
   onStop(): void;
+  /** Offered while a run goes: null when the server cannot pause runs. */
+  paused?: boolean | null;
+  onPause?(): void;
+  onResume?(): void;
   draft?: Draft | null;
 }
 
@@ -168,7 +173,15 @@ export function Composer(props: Props) {
           onKeyDown={onKeyDown}
         />
         {props.running ? (
-          <button type="button" class="danger" onClick={props.onStop}>Stop</button>
+          <>
+            {props.paused === true && props.onResume && (
+              <button type="button" onClick={props.onResume}>Resume</button>
+            )}
+            {props.paused === false && props.onPause && (
+              <button type="button" onClick={props.onPause}>Pause</button>
+            )}
+            <button type="button" class="danger" onClick={props.onStop}>Stop</button>
+          </>
         ) : (
           <button type="submit" class="primary" disabled={props.disabled || !text.trim()}>Send</button>
         )}
