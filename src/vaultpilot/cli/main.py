@@ -8,6 +8,7 @@ from vaultpilot.cli import (
     agent_cmds,
     embed_cmds,
     index_cmds,
+    journal_cmds,
     mcp_cmds,
     plugin_cmds,
     server_cmds,
@@ -31,6 +32,7 @@ embed_cmds.register(app)
 server_cmds.register(app)
 mcp_cmds.register(app)
 plugin_cmds.register(app)
+journal_cmds.register(app)
 app.add_typer(agents_app, name="agents")
 app.add_typer(contract_app, name="contract")
 

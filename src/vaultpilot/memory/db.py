@@ -26,6 +26,7 @@ __all__ = [
     "BUSY_TIMEOUT_S",
     "MIGRATIONS",
     "connect",
+    "create_change_journal",
     "create_conversations",
     "create_tool_registry",
 ]
@@ -115,14 +116,66 @@ def create_conversations(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: list[Migration] = [create_tool_registry, create_conversations]
+def create_change_journal(conn: sqlite3.Connection) -> None:
+    """The change journal (``memory.journal``): change sets, their file changes, and blobs.
+
+    A file change names its contents by SHA-256 (``hash_before``/``hash_after``, NULL for none);
+    the bytes live once in ``journal_blobs``, however many changes share them.
+    """
+    for statement in (
+        """
+        CREATE TABLE IF NOT EXISTS change_sets (
+            id TEXT PRIMARY KEY,
+            vault TEXT NOT NULL,
+            source TEXT NOT NULL,
+            run_id TEXT,
+            summary TEXT NOT NULL,
+            undo_of TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS file_changes (
+            set_id TEXT NOT NULL REFERENCES change_sets (id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            operation TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('create', 'update', 'delete', 'move', 'mkdir')),
+            path_before TEXT,
+            path_after TEXT,
+            hash_before TEXT,
+            hash_after TEXT,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (set_id, seq)
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS journal_blobs (
+            hash TEXT PRIMARY KEY,
+            data BLOB NOT NULL
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS change_sets_by_vault ON change_sets (vault, updated_at)",
+    ):
+        conn.execute(statement)
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """Open (creating if needed) the memory database at ``path`` and bring its schema up to date."""
+MIGRATIONS: list[Migration] = [create_tool_registry, create_conversations, create_change_journal]
+
+
+def connect(path: Path, *, check_same_thread: bool = True) -> sqlite3.Connection:
+    """Open (creating if needed) the memory database at ``path`` and bring its schema up to date.
+
+    ``check_same_thread=False`` is for a connection its owner guards with a lock across threads.
+    """
     try:
         private_database(path)  # conversations: 0600 in a 0700 folder, -wal/-shm alike
-        conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
+        conn = sqlite3.connect(
+            path,
+            isolation_level=None,
+            timeout=BUSY_TIMEOUT_S,
+            check_same_thread=check_same_thread,
+        )
     except (OSError, sqlite3.Error) as exc:
         raise StorageError(f"Could not open the memory database '{path}': {exc}.") from None
     try:

@@ -23,7 +23,7 @@ from vaultpilot.index.lookup import note_facts
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.models import VaultManagerParams
 from vaultpilot.tools.moves import move_items
-from vaultpilot.tools.notes import folder_arg, resolve_note
+from vaultpilot.tools.notes import folder_arg, log_change, resolve_note
 from vaultpilot.tools.ops import done, metadata_edit, need
 from vaultpilot.tools.results import Failure, OperationResult
 from vaultpilot.vault import files
@@ -90,6 +90,7 @@ def _each_note(
                 unchanged.append(path)
                 continue
             files.replace_note(ctx.root, path, text, note.fmt, base=note)
+            log_change(ctx, "update", path, path, before=note, after=(text, note.fmt))
             changed.append(path)
         except VaultpilotError as err:
             failures.append({"path": name, "reason": err.message})

@@ -14,6 +14,10 @@ passed to every call. It owns no resources: whoever opened the connection closes
   (``lock_path``, set by ``open_context`` from the index's folder, i.e. the vault's data folder),
   shared with every other vaultpilot process; it waits at most ``lock_wait`` seconds, then
   VaultBusyError. Every change to the vault is made while holding it.
+* ``journal`` (optional) records every change in memory.db's change journal
+  (``memory.journal``); ``open_context`` opens the data root's memory.db when the index lives
+  in it (``<root>/vaults/<vault>/index.db``). ``change_set`` makes every call join that change
+  set (an agent run's id) instead of making one per call. Without a journal nothing is recorded.
 * ``fresh()`` also removes ``.vaultpilot-*.tmp`` files left by a killed write, when the write
   lock is free (so no write is in progress); the sync's own walk finds them.
 """
@@ -29,7 +33,8 @@ from pathlib import Path
 
 from vaultpilot.index.db import connect
 from vaultpilot.index.sync import sync_vault
-from vaultpilot.locations import data_root, vault_data_dir
+from vaultpilot.locations import data_root, memory_db_path, vault_data_dir
+from vaultpilot.memory.journal import Journal
 from vaultpilot.tools.ranking import Ranker, hybrid_ranker, keyword_ranker
 from vaultpilot.tools.semantic import Semantic
 from vaultpilot.vault.config import VaultConfig, read_vault_config
@@ -55,6 +60,8 @@ class ToolContext:
     semantic: Semantic | None = None
     lock_path: Path | None = None
     lock_wait: float = DEFAULT_WAIT
+    journal: Journal | None = None
+    change_set: str | None = None
 
     def write_lock_path(self) -> Path:
         """The vault's write-lock file: beside the index, in the vault's data folder."""
@@ -84,12 +91,16 @@ class ToolContext:
 def open_context(root: Path, db_path: Path, **options: object) -> ToolContext:
     """Open the index at ``db_path`` for the vault at ``root`` and read the vault's settings.
 
-    The caller closes ``ctx.conn`` when done. ``options`` are passed to ``ToolContext``; the
+    The caller closes ``ctx.conn`` (and ``ctx.journal``, if any) when done; ``source`` names
+    the transport in the journal (default ``cli``). ``options`` are passed to ``ToolContext``; the
     write lock lives beside the index unless ``lock_path`` says otherwise.
     """
     real = root.resolve()
     conn = connect(db_path)
     options.setdefault("lock_path", db_path.parent / LOCK_NAME)
+    source = str(options.pop("source", "cli"))
+    if "journal" not in options and db_path.parent.parent.name == "vaults":
+        options["journal"] = Journal(memory_db_path(db_path.parents[2]), source=source)
     semantic = options.get("semantic")
     if isinstance(semantic, Semantic) and "ranker" not in options:
         options["ranker"] = hybrid_ranker(semantic)

@@ -14,7 +14,7 @@ from vaultpilot.index.queries import backlinks
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.models import VaultManagerParams
 from vaultpilot.tools.moves import move_items
-from vaultpilot.tools.notes import folder_arg
+from vaultpilot.tools.notes import folder_arg, log_change
 from vaultpilot.tools.ops import done, need, require_confirmation
 from vaultpilot.tools.results import OperationResult
 from vaultpilot.vault import files
@@ -41,6 +41,7 @@ def create_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         )
     if not files.create_folder(ctx.root, folder, create_parents=p.create_folders):
         return done(p, [], f"Folder '{folder}' already exists; nothing changed.")
+    log_change(ctx, "mkdir", None, folder)
     return done(p, [folder], f"Created folder '{folder}'.")
 
 
@@ -77,6 +78,7 @@ def delete_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
     inside = set(paths_under(ctx.conn, folder))
     linking = sorted({b.source for path in inside for b in backlinks(ctx.conn, path)} - inside)
     trashed = files.move_to_trash(ctx.root, folder)
+    log_change(ctx, "delete", folder, trashed)
     ctx.fresh(force=True)
     warnings = []
     if linking:

@@ -24,10 +24,13 @@ from vaultpilot.errors import (
     AlreadyExistsError,
     InvalidArgumentError,
     NotFoundError,
+    SetupError,
     StaleVersionError,
 )
 from vaultpilot.index.lookup import all_paths
 from vaultpilot.index.queries import backlinks
+from vaultpilot.memory import journal
+from vaultpilot.memory.undo import UndoReport, undo
 from vaultpilot.tools import bulk, folders
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.daily import date_of_daily_path
@@ -36,7 +39,7 @@ from vaultpilot.tools.edits import Edit, apply_edits, edit_section
 from vaultpilot.tools.folders import folder_exists, missing_folder
 from vaultpilot.tools.models import VaultManagerParams
 from vaultpilot.tools.moves import move_items, protect_links
-from vaultpilot.tools.notes import folder_arg, resolve_note
+from vaultpilot.tools.notes import folder_arg, log_change, resolve_note
 from vaultpilot.tools.ops import done, metadata_edit, need, require_confirmation
 from vaultpilot.tools.read import daily_template
 from vaultpilot.tools.results import OperationResult
@@ -46,7 +49,7 @@ from vaultpilot.vault.frontmatter_edit import edit_frontmatter, normalize_tag
 from vaultpilot.vault.parse import is_valid_tag
 from vaultpilot.vault.resolve import file_key
 
-__all__ = ["DRY_RUN_OPERATIONS", "obsidian_vault_manager", "preview"]
+__all__ = ["DRY_RUN_OPERATIONS", "obsidian_vault_manager", "preview", "undo_change_set"]
 
 # The operations that take dryRun today; the others refuse it rather than write.
 DRY_RUN_OPERATIONS = frozenset({"create_note", "update_note", "edit_note", "append_note"})
@@ -126,6 +129,7 @@ def _create(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         return _dry(p, unified(None, path, "", text), f"would create '{path}'.")
     before = all_paths(ctx.conn)
     note = files.create_note(ctx.root, path, text, create_folders=p.create_folders)
+    log_change(ctx, "create", None, path, after=(text, note.fmt))
     warnings = _tag_warnings(p.metadata)
     twins = [q for q in before if file_key(q) == file_key(path)]
     report = protect_links(ctx, path, before) if twins else None
@@ -210,6 +214,7 @@ def _update(ctx: ToolContext, p: VaultManagerParams, *, append: bool) -> Operati
         verb = "append to" if append else "update"
         return _dry(p, unified(path, path, note.text, text), f"would {verb} '{path}'.")
     new = files.replace_note(ctx.root, path, text, note.fmt, expected_version=base, base=note)
+    log_change(ctx, "update", path, path, before=note, after=(text, note.fmt))
     ctx.fresh(force=True)
     verb = "Appended to" if append else "Updated"
     out = done(p, [path], f"{verb} '{path}'.", warnings)
@@ -257,6 +262,7 @@ def _edit(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         _check_version(ctx, path, p.expected_version)
         return _dry(p, unified(path, path, note.text, text), f"would edit '{path}'.")
     new = files.replace_note(ctx.root, path, text, note.fmt, expected_version=base, base=note)
+    log_change(ctx, "update", path, path, before=note, after=(text, note.fmt))
     ctx.fresh(force=True)
     count = f"{len(p.edits)} edit(s)" if p.edits is not None else "a section edit"
     out = done(p, [path], f"Edited '{path}' ({count}).")
@@ -281,6 +287,7 @@ def _append_new_daily(ctx: ToolContext, p: VaultManagerParams, target: str) -> O
     if p.dry_run:
         return _dry(p, unified(None, path, "", text), f"would create the daily note '{path}'.")
     note = files.create_note(ctx.root, path, text, create_folders=True)
+    log_change(ctx, "create", None, path, after=(text, note.fmt))
     ctx.fresh(force=True)
     source = " from its template" if ctx.config.daily_notes.template else ""
     out = done(p, [path], f"Created the daily note '{path}'{source} and appended to it.", warnings)
@@ -293,7 +300,9 @@ def _delete(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
     path = resolve_note(ctx, need(p.target, "target", p.operation, "'Drafts/Old.md'"))
     _check_version(ctx, path, p.expected_version)
     linking = sorted({b.source for b in backlinks(ctx.conn, path) if b.source != path})
+    old = files.confine(ctx.root, path).read_bytes() if journal.active(ctx.journal) else None
     trashed = files.move_to_trash(ctx.root, path)
+    log_change(ctx, "delete", path, trashed, before=old)
     ctx.fresh(force=True)
     warnings = []
     if linking:
@@ -365,7 +374,12 @@ def obsidian_vault_manager(ctx: ToolContext, params: VaultManagerParams) -> Oper
         _dry_supported(params)
         result = _run(ctx, params)  # reads only: no lock, so a preview never waits on a writer
     else:
-        with ctx.writing():
+        with (
+            ctx.writing(),
+            journal.recording(
+                ctx.journal, str(ctx.root), params.operation, change_set=ctx.change_set
+            ),
+        ):
             result = _run(ctx, params)
     ignored = _ignored(params)
     if ignored:
@@ -428,3 +442,29 @@ def _run(ctx: ToolContext, params: VaultManagerParams) -> OperationResult:
         case _:
             assert_never(params.operation)
     return result
+
+
+def undo_change_set(
+    ctx: ToolContext, set_id: str | None, *, skip_changed: bool = False
+) -> tuple[str, str | None, UndoReport]:
+    """Undo change set ``set_id`` (None: the vault's latest) as a new change set.
+
+    Returns (the undone id, the new change set's id or None if nothing changed, the report).
+    Holds the write lock from the check to the last write (``memory.undo``); NotFoundError for
+    an unknown id, StaleVersionError for files changed since, SetupError without a journal.
+    """
+    if ctx.journal is None:
+        raise SetupError(
+            "This vault has no change journal (its index is not in a vaultpilot data folder); "
+            "use --data-dir or the default data folder."
+        )
+    vault = str(ctx.root)
+    with ctx.writing():
+        wanted = ctx.journal.get(vault, set_id) if set_id else None
+        target = wanted or ctx.journal.get(vault, ctx.journal.last_id(vault))
+        with journal.recording(ctx.journal, vault, f"undo {target.id}", undo_of=target.id) as new:
+            try:
+                report = undo(ctx.root, ctx.journal, target, skip_changed=skip_changed)
+            finally:
+                ctx.fresh(force=True)
+    return target.id, new if report.restored else None, report

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from vaultpilot.errors import VaultpilotError
 from vaultpilot.index.lookup import all_paths, sources_linking_to
 from vaultpilot.tools.context import ToolContext
+from vaultpilot.tools.notes import log_change
 from vaultpilot.tools.results import Failure
 from vaultpilot.vault.files import move_path, read_note, replace_note
 from vaultpilot.vault.resolve import file_key
@@ -69,6 +70,7 @@ def _rewrite_pass(
             continue
         try:
             replace_note(ctx.root, current, result.text, note.fmt, base=note)
+            log_change(ctx, "update", current, current, before=note, after=(result.text, note.fmt))
         except VaultpilotError as err:
             report.warnings.append(
                 f"Links in '{current}' were not updated ({err.message}); update them by hand."
@@ -93,6 +95,7 @@ def move_items(
     for src, dst in items:
         try:
             move_path(ctx.root, src, dst)
+            log_change(ctx, "move", src, dst)
         except VaultpilotError as err:
             report.failures.append({"path": src, "reason": err.message})
             report.errors.append(err)

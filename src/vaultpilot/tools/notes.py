@@ -14,15 +14,23 @@ from typing import Any
 from vaultpilot.errors import InvalidArgumentError, NotFoundError
 from vaultpilot.index.lookup import note_bodies, note_facts, note_outlines
 from vaultpilot.index.queries import find_note, highlight, unmark_links
+from vaultpilot.memory import journal
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.results import NoteInfo
-from vaultpilot.vault.files import check_not_protected, normalize_rel_path
+from vaultpilot.vault.files import (
+    NoteText,
+    TextFormat,
+    check_not_protected,
+    encode_note,
+    normalize_rel_path,
+)
 
 __all__ = [
     "created_of",
     "excerpt_of",
     "folder_arg",
     "iso_time",
+    "log_change",
     "note_infos",
     "resolve_note",
     "title_of",
@@ -164,3 +172,24 @@ def note_infos(
             info["modified"] = iso_time(ctx, fact.mtime_ns)
         out.append(info)
     return out
+
+
+def log_change(
+    ctx: ToolContext,
+    kind: journal.ChangeKind,
+    path_before: str | None,
+    path_after: str | None,
+    *,
+    before: NoteText | bytes | None = None,
+    after: tuple[str, TextFormat] | None = None,
+) -> None:
+    """Report one file change to the journal's open recording (no bytes are made without one).
+
+    ``before`` is the note as the write was based on (or its bytes), ``after`` the text and
+    format written; both are stored as the exact bytes on disk.
+    """
+    if not journal.active(ctx.journal):
+        return
+    old = encode_note(before.text, before.fmt) if isinstance(before, NoteText) else before
+    new = encode_note(*after) if after is not None else None
+    journal.note(ctx.journal, journal.FileChange(kind, path_before, path_after, old, new))

@@ -1,0 +1,177 @@
+"""``vaultpilot history``, ``show`` and ``undo``: the change journal of a vault.
+
+    vaultpilot history [--json]            change sets, newest first (id, when, source, summary)
+    vaultpilot show ID                     the unified diffs of one change set
+    vaultpilot undo ID | --last [--skip-changed]
+
+Undo restores every file of the change set to its state before it, as a new change set (so it
+can be undone too). A file changed since the set makes undo stop before writing anything and
+name the files; ``--skip-changed`` undoes the others. Ids may be shortened to a unique prefix.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Annotated, Any
+
+import typer
+
+from vaultpilot.cli.common import (
+    DataDirOpt,
+    JsonOpt,
+    VaultOpt,
+    console,
+    handle_errors,
+    open_workspace,
+)
+from vaultpilot.errors import InvalidArgumentError, UnreadableNoteError
+from vaultpilot.locations import data_root, memory_db_path
+from vaultpilot.memory.journal import ChangeSet, Journal, StoredChange
+
+__all__ = ["register"]
+
+
+def _when(ts: float) -> str:
+    return datetime.fromtimestamp(ts).astimezone().isoformat(timespec="seconds")
+
+
+def _set_json(cs: ChangeSet) -> dict[str, Any]:
+    return {
+        "id": cs.id,
+        "when": _when(cs.created_at),
+        "source": cs.source,
+        "runId": cs.run_id,
+        "summary": cs.summary,
+        "undoOf": cs.undo_of,
+        "files": [
+            {
+                "kind": c.kind,
+                "operation": c.operation,
+                "from": c.path_before,
+                "to": c.path_after,
+            }
+            for c in cs.changes
+        ],
+    }
+
+
+def _text(journal: Journal, digest: str | None, path: str) -> str:
+    if digest is None:
+        return ""
+    data = journal.blob(digest, path)
+    try:
+        from vaultpilot.vault.files import decode_note
+
+        return decode_note(data, path)[0]
+    except UnreadableNoteError:
+        return f"(binary content, {len(data)} bytes)\n"
+
+
+def _diff(journal: Journal, c: StoredChange) -> str:
+    from vaultpilot.tools.diffs import unified
+
+    if c.kind in ("move", "mkdir") or (c.kind == "delete" and c.hash_before is None):
+        return f"{c.kind}: {c.path_before or ''} -> {c.path_after or ''}\n"
+    old_path = c.path_before if c.kind != "create" else None
+    new_path = c.path_after if c.kind != "delete" else None
+    old = _text(journal, c.hash_before, c.path_before or "")
+    new = _text(journal, c.hash_after, c.path_after or "")
+    return unified(old_path, new_path, old, new).diff
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``history``, ``show`` and ``undo`` to ``app``."""
+
+    def journal_for(data_dir: str | None) -> Journal:
+        return Journal(memory_db_path(data_root(data_dir)))
+
+    @app.command("history")
+    @handle_errors
+    def history(
+        as_json: JsonOpt = False,
+        limit: Annotated[int, typer.Option("--limit", help="How many change sets.")] = 20,
+        vault: VaultOpt = None,
+        data_dir: DataDirOpt = None,
+    ) -> None:
+        """List the vault's change sets, newest first."""
+        ws = open_workspace(vault, data_dir)
+        journal = journal_for(data_dir)
+        try:
+            sets = journal.change_sets(str(ws.vault), limit=limit)
+        finally:
+            journal.close()
+        if as_json:
+            typer.echo(json.dumps([_set_json(s) for s in sets], ensure_ascii=False, indent=2))
+            return
+        if not sets:
+            console.print("No changes recorded for this vault yet.")
+            return
+        for s in sets:
+            paths = s.paths()
+            shown = ", ".join(paths[:3]) + (f" (+{len(paths) - 3})" if len(paths) > 3 else "")
+            console.print(
+                f"{s.id}  {_when(s.created_at)}  {s.source:<6}  {s.summary}  {shown}",
+                soft_wrap=True,
+                markup=False,
+            )
+
+    @app.command("show")
+    @handle_errors
+    def show(
+        set_id: Annotated[str, typer.Argument(help="Change-set id (from `vaultpilot history`).")],
+        vault: VaultOpt = None,
+        data_dir: DataDirOpt = None,
+    ) -> None:
+        """Print the unified diffs of one change set."""
+        ws = open_workspace(vault, data_dir)
+        journal = journal_for(data_dir)
+        try:
+            cs = journal.get(str(ws.vault), set_id)
+            diffs = [_diff(journal, c) for c in cs.changes]
+        finally:
+            journal.close()
+        typer.echo(f"change set {cs.id}  {_when(cs.created_at)}  {cs.source}  {cs.summary}")
+        for d in diffs:
+            typer.echo(d, nl=not d.endswith("\n"))
+
+    @app.command("undo")
+    @handle_errors
+    def undo_cmd(
+        set_id: Annotated[str | None, typer.Argument(help="Change-set id to undo.")] = None,
+        last: Annotated[bool, typer.Option("--last", help="Undo the latest change set.")] = False,
+        skip_changed: Annotated[
+            bool,
+            typer.Option("--skip-changed", help="Leave files changed since; undo the rest."),
+        ] = False,
+        vault: VaultOpt = None,
+        data_dir: DataDirOpt = None,
+    ) -> None:
+        """Restore every file of a change set to its state before it (as a new change set)."""
+        from vaultpilot.tools import open_context
+        from vaultpilot.tools.manage import undo_change_set
+
+        if (set_id is None) == (not last):
+            raise InvalidArgumentError(
+                "Give a change-set id (see `vaultpilot history`) or --last, not both."
+            )
+        ws = open_workspace(vault, data_dir)
+        journal = journal_for(data_dir)
+        ctx = open_context(ws.vault, ws.db_path, journal=journal)
+        try:
+            undone, new, report = undo_change_set(ctx, set_id, skip_changed=skip_changed)
+        finally:
+            ctx.conn.close()
+            journal.close()
+        console.print(
+            f"Undid change set {undone}: restored {len(report.restored)} file(s)"
+            + (f" as change set {new}." if new else "."),
+            soft_wrap=True,
+            markup=False,
+        )
+        if report.skipped:
+            console.print(
+                f"Left as they are (changed since): {', '.join(report.skipped)}",
+                soft_wrap=True,
+                markup=False,
+            )

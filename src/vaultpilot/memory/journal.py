@@ -1,0 +1,345 @@
+"""The change journal: every change to a vault, grouped in change sets, kept in memory.db.
+
+Contract:
+
+* A *change set* is one ``obsidian_vault_manager`` call outside an agent run, or a whole run
+  when the caller gives its id (``ToolContext.change_set``): the file changes of later calls
+  with that id are appended to it. Each set records the vault, its source (``cli``, ``server``,
+  ``mcp``, ``agent``), the run id, a summary (the tool operations) and, for an undo, the set it
+  undid.
+* A *file change* has a kind (``create``, ``update``, ``delete``, ``move``, ``mkdir``), the
+  tool operation that made it, the path before and after (a delete's "after" is its place in
+  ``.trash/``) and the bytes before and after, stored once per SHA-256 in ``journal_blobs``.
+* ``recording(journal, ...)`` collects the changes ``note()`` reports while it is open (per
+  thread and task: a ``ContextVar``) and writes them in one transaction when it closes, also
+  when the call failed half-way (a bulk operation's changed notes are changes all the same).
+  With no journal, or outside ``recording``, ``note()`` does nothing and ``active()`` is false,
+  so callers skip reading the bytes.
+* ``Journal`` opens its connection on first use (a context that never writes never touches
+  memory.db); the owner calls ``close()``. Database failures raise ``StorageError``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from vaultpilot.errors import NotFoundError, StorageError
+from vaultpilot.memory.db import connect
+
+__all__ = [
+    "ChangeKind",
+    "ChangeSet",
+    "FileChange",
+    "Journal",
+    "active",
+    "blob_hash",
+    "note",
+    "recording",
+]
+
+ChangeKind = Literal["create", "update", "delete", "move", "mkdir"]
+Source = Literal["cli", "server", "mcp", "agent"]
+
+
+def blob_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One file change as the tools report it (bytes, not yet stored)."""
+
+    kind: ChangeKind
+    path_before: str | None
+    path_after: str | None
+    before: bytes | None = None
+    after: bytes | None = None
+    operation: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChange:
+    """One file change as the journal holds it (contents by hash)."""
+
+    seq: int
+    kind: ChangeKind
+    operation: str
+    path_before: str | None
+    path_after: str | None
+    hash_before: str | None
+    hash_after: str | None
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeSet:
+    id: str
+    vault: str
+    source: str
+    run_id: str | None
+    summary: str
+    undo_of: str | None
+    created_at: float
+    changes: tuple[StoredChange, ...] = field(default=())
+
+    def paths(self) -> list[str]:
+        out = [c.path_after or c.path_before or "" for c in self.changes]
+        return list(dict.fromkeys(p for p in out if p))
+
+
+@dataclass(slots=True)
+class _Pending:
+    journal: Journal
+    vault: str
+    set_id: str
+    run_id: str | None
+    operation: str
+    undo_of: str | None
+    changes: list[FileChange] = field(default_factory=list)
+
+
+_pending: ContextVar[_Pending | None] = ContextVar("vaultpilot_journal_pending", default=None)
+
+
+class Journal:
+    """The change journal in the memory database at ``path`` (opened on first use)."""
+
+    def __init__(self, path: Path, *, source: str = "cli") -> None:
+        self.path = path
+        self.source = source
+        self._conn: sqlite3.Connection | None = None
+        self._guard = threading.Lock()  # one connection, several server threads
+
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            conn = connect(self.path, check_same_thread=False)  # guarded by self._guard
+            conn.execute("PRAGMA foreign_keys = ON")
+            self._conn = conn
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _fail(self, what: str, exc: sqlite3.Error) -> StorageError:
+        return StorageError(f"Could not {what} the change journal in '{self.path}': {exc}.")
+
+    def store(
+        self,
+        vault: str,
+        set_id: str,
+        changes: list[FileChange],
+        *,
+        run_id: str | None = None,
+        operation: str = "",
+        undo_of: str | None = None,
+    ) -> None:
+        """Append ``changes`` to change set ``set_id`` (created if new), in one transaction."""
+        now = time.time()
+        with self._guard:
+            conn = self._db()
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    blobs = {
+                        blob_hash(b): b
+                        for c in changes
+                        for b in (c.before, c.after)
+                        if b is not None
+                    }
+                    conn.executemany(
+                        "INSERT OR IGNORE INTO journal_blobs (hash, data) VALUES (?, ?)",
+                        list(blobs.items()),
+                    )
+                    row = conn.execute(
+                        "SELECT summary FROM change_sets WHERE id = ?", (set_id,)
+                    ).fetchone()
+                    if row is None:
+                        conn.execute(
+                            "INSERT INTO change_sets (id, vault, source, run_id, summary, undo_of,"
+                            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                            (set_id, vault, self.source, run_id, operation, undo_of, now, now),
+                        )
+                    else:
+                        ops = str(row[0]).split(", ") if row[0] else []
+                        summary = ", ".join(dict.fromkeys([*ops, operation]))
+                        conn.execute(
+                            "UPDATE change_sets SET summary = ?, updated_at = ? WHERE id = ?",
+                            (summary, now, set_id),
+                        )
+                    start = conn.execute(
+                        "SELECT COALESCE(MAX(seq), 0) FROM file_changes WHERE set_id = ?",
+                        (set_id,),
+                    ).fetchone()[0]
+                    conn.executemany(
+                        "INSERT INTO file_changes (set_id, seq, operation, kind, path_before,"
+                        " path_after, hash_before, hash_after, created_at)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [
+                            (
+                                set_id,
+                                start + i,
+                                c.operation or operation,
+                                c.kind,
+                                c.path_before,
+                                c.path_after,
+                                None if c.before is None else blob_hash(c.before),
+                                None if c.after is None else blob_hash(c.after),
+                                now,
+                            )
+                            for i, c in enumerate(changes, 1)
+                        ],
+                    )
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise self._fail("write to", exc) from None
+
+    def change_sets(self, vault: str, *, limit: int = 50) -> list[ChangeSet]:
+        """The vault's change sets, newest first, with their file changes."""
+        with self._guard:
+            try:
+                rows = (
+                    self._db()
+                    .execute(
+                        "SELECT id FROM change_sets WHERE vault = ?"
+                        " ORDER BY updated_at DESC, rowid DESC LIMIT ?",
+                        (vault, limit),
+                    )
+                    .fetchall()
+                )
+            except sqlite3.Error as exc:
+                raise self._fail("read", exc) from None
+        return [self.get(vault, str(r[0])) for r in rows]
+
+    def last_id(self, vault: str) -> str:
+        sets = self.change_sets(vault, limit=1)
+        if not sets:
+            raise NotFoundError(
+                "The change journal of this vault is empty: there is nothing to undo."
+            )
+        return sets[0].id
+
+    def get(self, vault: str, set_id: str) -> ChangeSet:
+        """One change set of ``vault``; NotFoundError for an unknown id (a unique prefix works)."""
+        with self._guard:
+            try:
+                conn = self._db()
+                rows = conn.execute(
+                    "SELECT id, vault, source, run_id, summary, undo_of, created_at"
+                    " FROM change_sets WHERE vault = ? AND id LIKE ? ESCAPE '\\' LIMIT 2",
+                    (
+                        vault,
+                        set_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%",
+                    ),
+                ).fetchall()
+                if len(rows) != 1:
+                    raise NotFoundError(
+                        f"No change set '{set_id}' in this vault's journal"
+                        + (" (the prefix is ambiguous; give more of the id)." if rows else ".")
+                        + " See the ids with `vaultpilot history`."
+                    )
+                row = rows[0]
+                changes = conn.execute(
+                    "SELECT seq, kind, operation, path_before, path_after, hash_before,"
+                    " hash_after, created_at FROM file_changes WHERE set_id = ? ORDER BY seq",
+                    (row[0],),
+                ).fetchall()
+            except sqlite3.Error as exc:
+                raise self._fail("read", exc) from None
+        set_id_, vault_, source, run_id, summary, undo_of, created = row
+        return ChangeSet(
+            str(set_id_),
+            str(vault_),
+            str(source),
+            run_id,
+            str(summary),
+            undo_of,
+            float(created),
+            changes=tuple(StoredChange(*c) for c in changes),
+        )
+
+    def blob(self, digest: str, path: str) -> bytes:
+        """The stored bytes with this hash; StorageError naming ``path`` if they are missing."""
+        with self._guard:
+            try:
+                row = (
+                    self._db()
+                    .execute("SELECT data FROM journal_blobs WHERE hash = ?", (digest,))
+                    .fetchone()
+                )
+            except sqlite3.Error as exc:
+                raise self._fail("read", exc) from None
+        if row is None:
+            raise StorageError(
+                f"The journal has lost the stored content of '{path}' (blob {digest[:12]}), so "
+                "this change set cannot be undone or shown; nothing was changed."
+            )
+        return bytes(row[0])
+
+
+@contextmanager
+def recording(
+    journal: Journal | None,
+    vault: str,
+    operation: str,
+    *,
+    change_set: str | None = None,
+    undo_of: str | None = None,
+) -> Iterator[str | None]:
+    """Collect the file changes ``note()`` reports inside, and store them as one change set.
+
+    Yields the change-set id (None without a journal). Without ``change_set`` a new id is made.
+    """
+    if journal is None:
+        yield None
+        return
+    set_id = change_set or uuid.uuid4().hex[:12]
+    pending = _Pending(journal, vault, set_id, change_set, operation, undo_of)
+    token = _pending.set(pending)
+    try:
+        yield set_id
+    finally:
+        _pending.reset(token)
+        if pending.changes:
+            try:
+                journal.store(
+                    vault,
+                    set_id,
+                    pending.changes,
+                    run_id=change_set,
+                    operation=operation,
+                    undo_of=undo_of,
+                )
+            except StorageError as err:
+                # The files are already written: say so, rather than suggest nothing happened.
+                raise StorageError(
+                    f"The change was made, but it could not be recorded, so it cannot be undone "
+                    f"with `vaultpilot undo`. {err.message}"
+                ) from None
+
+
+def active(journal: Journal | None) -> bool:
+    """Whether a change reported now would be recorded (callers skip reading bytes if not)."""
+    pending = _pending.get()
+    return journal is not None and pending is not None and pending.journal is journal
+
+
+def note(journal: Journal | None, change: FileChange) -> None:
+    """Report one file change to the open ``recording`` of ``journal`` (else nothing)."""
+    pending = _pending.get()
+    if journal is not None and pending is not None and pending.journal is journal:
+        pending.changes.append(change)

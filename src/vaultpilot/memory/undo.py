@@ -1,0 +1,146 @@
+"""Undoing a change set: every file back to its state before the set, or nothing written.
+
+Contract (the caller holds the vault's write lock and opens a journal ``recording``, so the
+undo is itself a change set that can be undone):
+
+* ``undo(root, journal, change_set, skip_changed=...)`` first checks the whole vault against the
+  state the change set left (each changed note's bytes by hash, moved and deleted items where
+  they went) and loads every stored "before" blob. A path that differs is *changed since*: the
+  undo raises StaleVersionError naming those files and writes nothing, unless ``skip_changed``,
+  which leaves every file change touching such a path alone and undoes the rest. A missing blob
+  raises StorageError before anything is written.
+* Then it walks the changes backwards: rewritten notes get their old bytes back through
+  ``files.replace_note`` (compare-before-rename: a note saved meanwhile is refused, not
+  overwritten), created notes and folders go to ``.trash/``, moved items move back, deleted ones
+  come back out of ``.trash/``. Each step is reported to the journal (``journal.note``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vaultpilot.errors import AlreadyExistsError, PathRefusedError, StaleVersionError
+from vaultpilot.memory.journal import ChangeSet, FileChange, Journal, StoredChange, blob_hash, note
+from vaultpilot.vault import files
+
+__all__ = ["UndoReport", "undo"]
+
+_ABSENT = "absent"
+_EXISTS = "exists"
+_DIR = "dir"
+
+
+@dataclass(slots=True)
+class UndoReport:
+    restored: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def _expected(changes: tuple[StoredChange, ...]) -> dict[str, str]:
+    """Each touched path's state after the set: a sha256, or absent / exists / dir."""
+    state: dict[str, str] = {}
+    for c in changes:
+        if c.kind in ("create", "update") and c.path_after:
+            state[c.path_after] = c.hash_after or _EXISTS
+        elif c.kind == "mkdir" and c.path_after:
+            state[c.path_after] = _DIR
+        elif c.kind in ("move", "delete") and c.path_before and c.path_after:
+            carried = state.pop(c.path_before, _EXISTS)
+            state[c.path_before] = _ABSENT
+            state[c.path_after] = _EXISTS if carried in (_ABSENT, _DIR) else carried
+            if c.kind == "move" and carried == _DIR:
+                state[c.path_after] = _DIR
+    return state
+
+
+def _differs(root: Path, path: str, want: str) -> bool:
+    where = root / path
+    if want == _ABSENT:
+        return os.path.lexists(where)
+    if want == _DIR:
+        return not where.is_dir() or any(where.iterdir())
+    if want == _EXISTS:
+        return not os.path.lexists(where)
+    try:
+        return blob_hash(where.read_bytes()) != want
+    except OSError:
+        return True
+
+
+def _restore_from_trash(root: Path, trashed: str, dest: str) -> None:
+    """Move ``trashed`` (inside ``.trash/``) back to ``dest``, never overwriting."""
+    parts = files.normalize_rel_path(trashed).split("/")
+    if parts[0] != ".trash" or len(parts) < 2:
+        raise PathRefusedError(f"'{trashed}' is not inside .trash/; it cannot be restored.")
+    src = root / trashed
+    dst = files.confine(root, dest, write=True)
+    if os.path.lexists(dst):
+        raise AlreadyExistsError(f"Cannot restore '{dest}': something already exists there.")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    if src.is_dir():
+        src.rename(dst)
+    else:
+        os.link(src, dst)  # fails instead of overwriting
+        src.unlink()
+
+
+def undo(root: Path, journal: Journal, change_set: ChangeSet, *, skip_changed: bool) -> UndoReport:
+    """Restore every file of ``change_set`` to its before state (see the module contract)."""
+    report = UndoReport()
+    state = _expected(change_set.changes)
+    changed = sorted(p for p, want in state.items() if _differs(root, p, want))
+    if changed and not skip_changed:
+        raise StaleVersionError(
+            f"{len(changed)} file(s) changed since change set {change_set.id}, so nothing was "
+            f"undone: {', '.join(changed[:10])}{' …' if len(changed) > 10 else ''}. Undo again "
+            "with --skip-changed to restore the other files and leave these as they are."
+        )
+    blocked = set(changed)
+    todo: list[tuple[StoredChange, bytes | None]] = []
+    for c in change_set.changes:
+        if {c.path_before, c.path_after} & blocked:
+            report.skipped.append(c.path_after or c.path_before or "")
+            continue
+        before = None
+        if c.kind == "update" and c.hash_before is not None:
+            before = journal.blob(c.hash_before, c.path_before or "")
+        todo.append((c, before))
+    for c, before in reversed(todo):
+        _undo_one(root, journal, c, before, report)
+    report.skipped = list(dict.fromkeys(report.skipped))
+    return report
+
+
+def _undo_one(
+    root: Path, journal: Journal, c: StoredChange, before: bytes | None, report: UndoReport
+) -> None:
+    op = f"undo {c.operation}"
+    if c.kind == "update" and c.path_after and before is not None:
+        current = files.read_note(root, c.path_after)
+        text, fmt = files.decode_note(before, c.path_after)
+        files.replace_note(root, c.path_after, text, fmt, base=current)
+        now = files.encode_note(current.text, current.fmt)
+        note(journal, FileChange("update", c.path_after, c.path_after, now, before, op))
+        report.restored.append(c.path_after)
+    elif c.kind in ("create", "mkdir") and c.path_after:
+        data = (root / c.path_after).read_bytes() if c.kind == "create" else None
+        trashed = files.move_to_trash(root, c.path_after)
+        note(journal, FileChange("delete", c.path_after, trashed, data, None, op))
+        report.restored.append(c.path_after)
+    elif (
+        c.kind == "move" and c.path_before and c.path_after and c.path_before.startswith(".trash/")
+    ):
+        trashed = files.move_to_trash(root, c.path_after)  # an undone restore: back to the bin
+        note(journal, FileChange("delete", c.path_after, trashed, None, None, op))
+        report.restored.append(c.path_after)
+    elif c.kind == "move" and c.path_before and c.path_after:
+        files.move_path(root, c.path_after, c.path_before)
+        note(journal, FileChange("move", c.path_after, c.path_before, None, None, op))
+        report.restored.append(c.path_before)
+    elif c.kind == "delete" and c.path_before and c.path_after:
+        _restore_from_trash(root, c.path_after, c.path_before)
+        # Undoing this undo moves it back to the same place in .trash/ (a move out of it).
+        note(journal, FileChange("move", c.path_after, c.path_before, None, None, op))
+        report.restored.append(c.path_before)

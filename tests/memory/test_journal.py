@@ -1,0 +1,199 @@
+"""The change journal and undo, against a real vault, a real index and a real memory.db."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vaultpilot.errors import NotFoundError, SetupError, StaleVersionError, StorageError
+from vaultpilot.locations import memory_db_path, vault_data_dir
+from vaultpilot.tools import call_tool, open_context
+from vaultpilot.tools.context import ToolContext
+from vaultpilot.tools.manage import undo_change_set
+
+NOTES = {
+    "Projects/Plan.md": "---\ntags: [project]\n---\n# Plan\nSee [[Ideas]] and [[Old/Notes]].\n",
+    "Ideas.md": "# Ideas\r\n- one\r\n- two\r\n",  # CRLF: undo must give back the same bytes
+    "Old/Notes.md": "# Notes\nLinks to [[Plan]].\n",
+    "Old/Deep/Leaf.md": "leaf, see [[Old/Notes|the notes]]\n",
+    "Daily.md": "\ufeffday one\n",
+}
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    """Every file and folder outside .trash/, files by the hash of their bytes."""
+    out: dict[str, str] = {}
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        if rel.split("/", 1)[0] in {".trash", ".obsidian"}:
+            continue
+        out[rel] = hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+    return out
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> Iterator[ToolContext]:
+    root = tmp_path / "vault"
+    for rel, text in NOTES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(text.encode("utf-8"))
+    (root / "Archive").mkdir()
+    db = vault_data_dir(root, tmp_path / "data") / "index.db"
+    db.parent.mkdir(parents=True)
+    c = open_context(root, db)
+    assert c.journal is not None and c.journal.path == memory_db_path(tmp_path / "data")
+    try:
+        yield c
+    finally:
+        c.conn.close()
+        c.journal.close()
+
+
+def manage(ctx: ToolContext, **args: Any) -> dict[str, Any]:
+    result = call_tool(ctx, "obsidian_vault_manager", args)
+    assert result["success"], result
+    return result
+
+
+OPERATIONS: dict[str, dict[str, Any]] = {
+    "create": {"operation": "create_note", "target": "Projects/New.md", "content": "new\n"},
+    "create_folder": {"operation": "create_folder", "target": "Fresh"},
+    "update": {"operation": "update_note", "target": "Ideas.md", "content": "# Ideas\n- all\n"},
+    "edit": {
+        "operation": "edit_note",
+        "target": "Ideas.md",
+        "edits": [{"oldText": "- two", "newText": "- 2"}],
+    },
+    "append": {"operation": "append_note", "target": "Daily.md", "content": "more"},
+    "delete": {"operation": "delete_note", "target": "Old/Notes.md", "confirmDestructive": True},
+    "delete_folder": {
+        "operation": "delete_folder",
+        "target": "Old",
+        "confirmDestructive": True,
+        "recursive": True,
+    },
+    "move_note": {"operation": "move_note", "target": "Ideas.md", "destination": "Archive"},
+    "move_folder": {"operation": "move_folder", "target": "Old", "destination": "Archive"},
+    "bulk_tag": {
+        "operation": "bulk_tag",
+        "targets": ["Ideas.md", "Daily.md", "Projects/Plan.md"],
+        "metadata": {"tags": ["done"]},
+    },
+    "bulk_move": {
+        "operation": "bulk_move",
+        "targets": ["Ideas.md", "Old/Notes.md"],
+        "destination": "Archive",
+    },
+    "bulk_update_metadata": {
+        "operation": "bulk_update_metadata",
+        "targets": ["Ideas.md", "Projects/Plan.md"],
+        "metadataChanges": {"status": "done", "tags": None},
+    },
+}
+
+
+@pytest.mark.parametrize("kind", sorted(OPERATIONS))
+def test_each_operation_is_undone_byte_for_byte(ctx: ToolContext, kind: str) -> None:
+    before = snapshot(ctx.root)
+    manage(ctx, **OPERATIONS[kind])
+    after = snapshot(ctx.root)
+    assert after != before
+    undone, new, report = undo_change_set(ctx, None)
+    assert report.restored and not report.skipped
+    assert snapshot(ctx.root) == before
+    # The undo is a change set too: undoing it brings the change back.
+    assert new is not None and new != undone
+    undo_change_set(ctx, new)
+    assert snapshot(ctx.root) == after
+
+
+def test_links_rewritten_by_a_move_are_part_of_its_change_set(ctx: ToolContext) -> None:
+    manage(ctx, operation="move_note", target="Old/Notes.md", destination="Archive")
+    assert ctx.journal is not None
+    cs = ctx.journal.get(str(ctx.root), ctx.journal.last_id(str(ctx.root)))
+    kinds = {(c.kind, c.path_after) for c in cs.changes}
+    assert ("move", "Archive/Notes.md") in kinds
+    assert ("update", "Projects/Plan.md") in kinds and ("update", "Old/Deep/Leaf.md") in kinds
+
+
+def test_a_run_is_one_change_set_and_undoes_every_kind(ctx: ToolContext) -> None:
+    before = snapshot(ctx.root)
+    run = replace(ctx, change_set="run-42")
+    for kind in ("create", "edit", "append", "bulk_tag", "move_note", "move_folder"):
+        manage(run, **OPERATIONS[kind])
+    manage(run, operation="delete_note", target="Projects/New.md", confirmDestructive=True)
+    assert ctx.journal is not None
+    sets = ctx.journal.change_sets(str(ctx.root))
+    assert [s.id for s in sets] == ["run-42"] and sets[0].run_id == "run-42"
+    assert "move_folder" in sets[0].summary
+    undo_change_set(ctx, "run-42")
+    assert snapshot(ctx.root) == before
+
+
+def test_a_note_edited_since_makes_undo_refuse_and_write_nothing(ctx: ToolContext) -> None:
+    manage(ctx, **OPERATIONS["bulk_tag"])
+    (ctx.root / "Daily.md").write_text("edited by hand\n", encoding="utf-8")
+    edited = snapshot(ctx.root)
+    with pytest.raises(StaleVersionError, match=r"Daily\.md.*--skip-changed"):
+        undo_change_set(ctx, None)
+    assert snapshot(ctx.root) == edited
+    _, _, report = undo_change_set(ctx, None, skip_changed=True)
+    assert report.skipped == ["Daily.md"]
+    assert (ctx.root / "Daily.md").read_text(encoding="utf-8") == "edited by hand\n"
+    assert (ctx.root / "Ideas.md").read_bytes() == NOTES["Ideas.md"].encode()
+
+
+def test_unknown_id_and_empty_journal(ctx: ToolContext) -> None:
+    with pytest.raises(NotFoundError, match="nothing to undo"):
+        undo_change_set(ctx, None)
+    manage(ctx, **OPERATIONS["edit"])
+    with pytest.raises(NotFoundError, match=r"No change set 'nope'.*vaultpilot history"):
+        undo_change_set(ctx, "nope")
+
+
+def test_a_missing_blob_stops_undo_before_writing(ctx: ToolContext) -> None:
+    manage(ctx, **OPERATIONS["bulk_tag"])
+    assert ctx.journal is not None
+    conn = sqlite3.connect(ctx.journal.path)
+    conn.execute(
+        "DELETE FROM journal_blobs WHERE hash = (SELECT hash_before FROM file_changes"
+        " WHERE path_after = 'Projects/Plan.md')"
+    )
+    conn.commit()
+    conn.close()
+    changed = snapshot(ctx.root)
+    with pytest.raises(StorageError, match=r"Projects/Plan\.md.*nothing was changed"):
+        undo_change_set(ctx, None)
+    assert snapshot(ctx.root) == changed
+
+
+def test_blobs_are_deduplicated(ctx: ToolContext) -> None:
+    manage(ctx, operation="update_note", target="Daily.md", content="A\n")
+    manage(ctx, operation="update_note", target="Daily.md", content="B\n")
+    manage(ctx, operation="update_note", target="Daily.md", content="A\n")
+    assert ctx.journal is not None
+    conn = sqlite3.connect(ctx.journal.path)
+    blobs = conn.execute("SELECT COUNT(*) FROM journal_blobs").fetchone()[0]
+    changes = conn.execute("SELECT COUNT(*) FROM file_changes").fetchone()[0]
+    conn.close()
+    assert (changes, blobs) == (3, 3)  # the original, "A\n" and "B\n": each stored once
+
+
+def test_no_journal_records_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    root.mkdir()
+    c = open_context(root, tmp_path / "index.db")
+    try:
+        assert c.journal is None
+        manage(c, operation="create_note", target="A.md", content="a")
+        with pytest.raises(SetupError, match="no change journal"):
+            undo_change_set(c, None)
+    finally:
+        c.conn.close()
+    assert not (tmp_path / "memory.db").exists()
