@@ -127,7 +127,7 @@ def _session(
     cfg = require_model(load_config(flags=flags))  # before anything is opened: a fast, clear error
     ws = open_workspace(vault, data_dir)
     semantic = Semantic()
-    ctx = open_context(ws.vault, ws.db_path, semantic=semantic)
+    ctx = open_context(ws.vault, ws.db_path, semantic=semantic, source="agent")
     memory = connect_memory(memory_db_path(data_root(data_dir)))
     try:
         vault_tools = VaultTools(ctx)

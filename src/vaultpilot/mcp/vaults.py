@@ -62,7 +62,7 @@ class LocalVault:
 
     def _context(self) -> ToolContext:
         if self._ctx is None:
-            self._ctx = open_context(self.root, self.db_path, semantic=self.semantic)
+            self._ctx = open_context(self.root, self.db_path, semantic=self.semantic, source="mcp")
         return self._ctx
 
     def call(self, fn: Callable[[ToolContext], T]) -> T:
@@ -127,6 +127,8 @@ class LocalVault:
         with self._lock:
             if self._ctx is not None:
                 self._ctx.conn.close()
+                if self._ctx.journal is not None:
+                    self._ctx.journal.close()
                 self._ctx = None
 
 

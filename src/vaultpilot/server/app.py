@@ -47,8 +47,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from pydantic import AliasChoices, BaseModel, Field, create_model
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
 
 import vaultpilot
+from vaultpilot.agent.approvals import ApprovalPolicy
 from vaultpilot.agent.config import CONFIG_ENV, AgentConfig, load_config, require_model
 from vaultpilot.agent.model import ModelClient
 from vaultpilot.agent.providers import make_model
@@ -56,6 +58,7 @@ from vaultpilot.errors import SetupError, VaultpilotError
 from vaultpilot.index.embedding.base import Embedder
 from vaultpilot.index.semantic import select_embedder
 from vaultpilot.locations import memory_db_path
+from vaultpilot.mcp import Approvals, build_http_app
 from vaultpilot.server import models as m
 from vaultpilot.server.approvals import ApprovalBroker
 from vaultpilot.server.auth import SecurityMiddleware
@@ -385,6 +388,19 @@ def _routes(app: FastAPI, state: ServerState) -> None:
         )
 
 
+def _approval_policy(settings: ServerSettings, agent_config: AgentConfig | None) -> ApprovalPolicy:
+    """The approval rules MCP clients are held to: the agent configuration's ``[approvals]``."""
+    if agent_config is None:
+        env = dict(os.environ)
+        if settings.config_path is not None:
+            env[CONFIG_ENV] = str(settings.config_path)
+        try:
+            agent_config = load_config(env=env).config
+        except VaultpilotError:  # an unreadable config: the defaults (the banner reports it)
+            return ApprovalPolicy()
+    return ApprovalPolicy().with_rules(agent_config.approvals)
+
+
 def create_app(
     settings: ServerSettings,
     *,
@@ -417,6 +433,12 @@ def create_app(
         memory_path=memory_db_path(settings.data_root),
     )
     state = ServerState(settings, keys, hub, vaults, runs, ApprovalBroker(hub), Sessions())
+    # MCP over streamable HTTP at /mcp: the same vault sessions (locks, index, embedding), behind
+    # the same key and Host/Origin checks, with the agent's approval rules.
+    mcp_http = build_http_app(
+        {h.vault_id: h for h in vaults.handles()},
+        approvals=Approvals(_approval_policy(settings, agent_config), settings.config_path),
+    )
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -429,7 +451,8 @@ def create_app(
             if settings.background_embedding:
                 handle.start_embedding(poll=settings.rescan_interval)
         try:
-            yield
+            async with mcp_http.running():
+                yield
         finally:
             await runs.shutdown()
             runs.close()
@@ -447,6 +470,7 @@ def create_app(
     )
     _install_error_handlers(app, max_body=settings.max_body_size)
     _routes(app, state)
+    app.router.routes.append(Route("/mcp", endpoint=mcp_http.app))  # the exact path, no redirect
     describe(app)
     hosts = {settings.host.lower()}
     if settings.allow_remote and not is_loopback(settings.host):

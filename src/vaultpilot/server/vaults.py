@@ -81,7 +81,11 @@ class VaultHandle:
     def _context(self) -> ToolContext:
         if self._ctx is None:
             self._ctx = open_context(
-                self.root, self.db_path, semantic=self.semantic, lock_wait=self.lock_wait
+                self.root,
+                self.db_path,
+                semantic=self.semantic,
+                lock_wait=self.lock_wait,
+                source="server",
             )
         return self._ctx
 
@@ -104,7 +108,11 @@ class VaultHandle:
     def open_run_context(self) -> ToolContext:
         """A private context for one agent run; the caller closes ``ctx.conn``."""
         return open_context(
-            self.root, self.db_path, semantic=self.semantic, lock_wait=self.lock_wait
+            self.root,
+            self.db_path,
+            semantic=self.semantic,
+            lock_wait=self.lock_wait,
+            source="agent",
         )
 
     def start_embedding(self, *, poll: float = 30.0) -> None:
@@ -144,6 +152,8 @@ class VaultHandle:
         with self._lock:
             if self._ctx is not None:
                 self._ctx.conn.close()
+                if self._ctx.journal is not None:
+                    self._ctx.journal.close()
                 self._ctx = None
         with self._status_lock:
             if self._status_conn is not None:
