@@ -218,7 +218,7 @@ def test_several_vaults_take_a_vault_parameter(
             missing = await client.call_tool("obsidian_query_vault", search)
             assert missing.is_error and "one of work, home" in _text(missing)
             uris = {str(r.uri) for r in (await client.list_resources()).resources}
-            assert "vault://home/Only%20Here.md" in uris and "vault://work/Home.md" in uris
+            assert "vault://home/Only%20Here.md" in uris and "vault://" + "work/Home.md" in uris
 
     _run(session)
 
