@@ -27,6 +27,19 @@ sys.path.insert(0, str(HERE))
 
 from synth_vault import generate, sample_queries  # noqa: E402
 
+NAIVE = r"""
+import json, resource, sys, time
+from pathlib import Path
+t0 = time.perf_counter()
+sys.path.insert(0, sys.argv[3])
+from naive_index import index
+out = index(Path(sys.argv[1]), Path(sys.argv[2]))
+out["seconds"] = time.perf_counter() - t0
+ru = resource.getrusage(resource.RUSAGE_SELF)
+out["cpu"] = ru.ru_utime + ru.ru_stime
+print(json.dumps(out))
+"""
+
 CHILD = r"""
 import json, sys, time, random
 from pathlib import Path
@@ -38,8 +51,11 @@ conn = connect(db)
 out = {}
 if mode == "full":
     r = sync_vault(conn, vault, rebuild=True, counts=True)
+    import resource
+    cpu = sum(getattr(resource.getrusage(w), f) for w in (resource.RUSAGE_SELF,
+              resource.RUSAGE_CHILDREN) for f in ("ru_utime", "ru_stime"))
     out = {"seconds": time.perf_counter() - t0, "notes": r.notes, "links": r.links,
-           "unresolved": r.unresolved_links, "skipped": len(r.skipped)}
+           "unresolved": r.unresolved_links, "skipped": len(r.skipped), "cpu": cpu}
 elif mode == "nochange":
     t1 = time.perf_counter(); r = sync_vault(conn, vault)
     out = {"seconds": time.perf_counter() - t1, "parsed": r.parsed}
@@ -88,8 +104,13 @@ def _tree_rss_kb(pid: int) -> int:
     return total
 
 
-def run_child(args: list[str]) -> tuple[dict[str, object], float]:
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, *args], stdout=subprocess.PIPE, text=True)
+def run_child(
+    args: list[str], code: str = CHILD, src: Path | None = None
+) -> tuple[dict[str, object], float]:
+    env = {**os.environ, "PYTHONPATH": str(src)} if src is not None else None
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, *args], stdout=subprocess.PIPE, text=True, env=env
+    )
     peak = 0
     stop = threading.Event()
 
@@ -114,7 +135,12 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000
 
 
-def bench_size(n: int, seed: int, out_dir: Path) -> dict[str, float]:
+def num(value: object) -> float:
+    assert isinstance(value, int | float), value
+    return float(value)
+
+
+def bench_size(n: int, seed: int, out_dir: Path, baseline: Path | None) -> dict[str, float]:
     vault = out_dir / f"vault-{n}-{seed}"
     if not vault.exists():
         t = time.perf_counter()
@@ -123,20 +149,39 @@ def bench_size(n: int, seed: int, out_dir: Path) -> dict[str, float]:
     db_dir = out_dir / f"db-{n}"
     shutil.rmtree(db_dir, ignore_errors=True)
     db = db_dir / "index.db"
-    full, rss = run_child(["full", str(vault), str(db)])
-    nochange = [run_child(["nochange", str(vault), str(db)])[0]["seconds"] for _ in range(3)]
-    onechange = [run_child(["onechange", str(vault), str(db)])[0]["seconds"] for _ in range(3)]
+    # Ours and the naive script alternate, twice each, in the same run; the best of each counts.
+    # With --baseline-src another version's full index joins the same alternation.
+    fulls, naives, befores = [], [], []
+    for _ in range(2):
+        if baseline is not None:
+            shutil.rmtree(db_dir, ignore_errors=True)
+            befores.append(
+                num(run_child(["full", str(vault), str(db)], src=baseline)[0]["seconds"])
+            )
+        shutil.rmtree(db_dir, ignore_errors=True)
+        fulls.append(run_child(["full", str(vault), str(db)]))
+        naive_db = out_dir / f"naive-{n}.db"
+        naives.append(run_child([str(vault), str(naive_db), str(HERE)], NAIVE))
+    full, rss = min(fulls, key=lambda r: num(r[0]["seconds"]))
+    naive, naive_rss = min(naives, key=lambda r: num(r[0]["seconds"]))
+    nochange = [num(run_child(["nochange", str(vault), str(db)])[0]["seconds"]) for _ in range(3)]
+    onechange = [num(run_child(["onechange", str(vault), str(db)])[0]["seconds"]) for _ in range(3)]
     queries = sample_queries(200, seed=seed)
     q, _ = run_child(["queries", str(vault), str(db), json.dumps(queries)])
     search = q["search"]
     back = q["backlinks"]
     assert isinstance(search, list) and isinstance(back, list)
     return {
-        "notes": float(full["notes"]),  # type: ignore[arg-type]
-        "full_s": float(full["seconds"]),  # type: ignore[arg-type]
+        "notes": num(full["notes"]),
+        "full_s": num(full["seconds"]),
         "rss_mb": rss,
-        "nochange_ms": statistics.median(nochange) * 1000,  # type: ignore[arg-type]
-        "onechange_ms": statistics.median(onechange) * 1000,  # type: ignore[arg-type]
+        "before_s": min(befores) if befores else float("nan"),
+        "cpu_s": num(full["cpu"]),
+        "naive_s": num(naive["seconds"]),
+        "naive_cpu_s": num(naive["cpu"]),
+        "naive_rss_mb": naive_rss,
+        "nochange_ms": statistics.median(nochange) * 1000,
+        "onechange_ms": statistics.median(onechange) * 1000,
         "search_p50": pct(search, 0.5),
         "search_p99": pct(search, 0.99),
         "back_p50": pct(back, 0.5),
@@ -150,11 +195,12 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--out", type=Path, default=HERE / "out")
+    ap.add_argument("--baseline-src", type=Path, default=None, help="another version's src/")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     random.seed(args.seed)
     print(f"cpus: {os.cpu_count()}, python {sys.version.split()[0]}", file=sys.stderr)
-    rows = [bench_size(n, args.seed, args.out) for n in args.sizes]
+    rows = [bench_size(n, args.seed, args.out, args.baseline_src) for n in args.sizes]
     print(
         "| notes | full index | notes/s | peak RSS | no-change re-sync | one-change re-sync "
         "| search p50 / p99 | backlinks p50 / p99 | index size |"
@@ -166,6 +212,20 @@ def main() -> None:
             f"| {r['rss_mb']:.0f} MB | {r['nochange_ms']:.0f} ms | {r['onechange_ms']:.0f} ms "
             f"| {r['search_p50']:.2f} / {r['search_p99']:.2f} ms "
             f"| {r['back_p50']:.3f} / {r['back_p99']:.3f} ms | {r['db_mb']:.0f} MB |"
+        )
+    print()
+    print(
+        "| notes | ours: wall / CPU / peak RSS | naive script: wall / CPU / peak RSS "
+        "| ratio wall / CPU | baseline version: wall |"
+    )
+    print("|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {int(r['notes']):,} "
+            f"| {r['full_s']:.2f} s / {r['cpu_s']:.2f} s / {r['rss_mb']:.0f} MB "
+            f"| {r['naive_s']:.2f} s / {r['naive_cpu_s']:.2f} s / {r['naive_rss_mb']:.0f} MB "
+            f"| {r['full_s'] / r['naive_s']:.2f}x / {r['cpu_s'] / r['naive_cpu_s']:.2f}x "
+            f"| {r['before_s']:.2f} s ({r['before_s'] / r['naive_s']:.2f}x) |"
         )
 
 

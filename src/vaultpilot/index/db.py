@@ -36,7 +36,7 @@ from vaultpilot.errors import StorageError
 from vaultpilot.locations import private_database
 from vaultpilot.migrate import Migration, apply, run_statements
 
-__all__ = ["MIGRATIONS", "connect"]
+__all__ = ["BUSY_TIMEOUT_MS", "MIGRATIONS", "connect"]
 
 
 def create_core_tables(conn: sqlite3.Connection) -> None:
@@ -166,17 +166,32 @@ def add_semantic_chunks(conn: sqlite3.Connection) -> None:
 MIGRATIONS: list[Migration] = [create_core_tables, create_fts, add_semantic_chunks]
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """Open (creating if needed) the index at ``path`` and bring its schema up to date."""
+BUSY_TIMEOUT_MS = 30_000
+
+
+def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
+    """Open (creating if needed) the index at ``path`` and bring its schema up to date.
+
+    Any number of connections may be open at once, one per thread (see ``index/pool.py``): WAL
+    lets readers run beside the one writer, and a writer waits up to ``BUSY_TIMEOUT_MS`` for
+    another (a large sync holds the write lock for its whole transaction). ``read_only`` sets
+    ``query_only``, so a connection lent to read tools can never write by mistake; it also
+    takes a smaller page cache, as there may be one per worker thread.
+    """
     try:
         private_database(path)  # every note's text is in here: 0600 in a 0700 folder
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(
+            path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
+        )
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA temp_store=MEMORY")
-        conn.execute("PRAGMA cache_size=-65536")
+        conn.execute("PRAGMA cache_size=-16384" if read_only else "PRAGMA cache_size=-65536")
         apply(conn, MIGRATIONS)
+        if read_only:
+            conn.execute("PRAGMA query_only=ON")
     except sqlite3.Error as exc:
         raise StorageError(
             f"Could not open the index at {path}: {exc}. Delete the file to rebuild it."

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -24,7 +26,9 @@ __all__ = [
     "MAX_NOTE_BYTES",
     "FileStat",
     "NoteRecord",
+    "PathScan",
     "load_note",
+    "scan_paths",
     "scan_vault",
 ]
 
@@ -67,6 +71,66 @@ class NoteRecord:
     cjk: bool = False
 
 
+_DIR_FD = os.stat in os.supports_dir_fd and os.open in os.supports_dir_fd
+
+
+def _walk(
+    real_root: str,
+    folder: str,
+    prefix: str,
+    out: dict[str, FileStat],
+    temp_files: list[str] | None,
+) -> None:
+    """Add every file under ``folder`` (vault path ``prefix``) to ``out``; see ``scan_vault``.
+
+    Where the platform allows, each folder is opened once and its files are stat'ed relative to
+    it (``dir_fd``): the kernel then resolves one name per file instead of the whole path, which
+    is most of what a no-change sync costs (the stat of every file is what catches a note edited
+    in place, whose folder's mtime does not change).
+    """
+    root_parent = real_root + os.sep
+    stack: list[tuple[str, str]] = [(folder, prefix)]
+    while stack:
+        folder, prefix = stack.pop()
+        fd = -1
+        try:
+            if _DIR_FD:
+                fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+                entries = list(os.scandir(fd))
+            else:
+                entries = list(os.scandir(folder))
+        except OSError:
+            if fd >= 0:
+                os.close(fd)
+            continue  # an unreadable folder is skipped; status reports files it cannot see
+        try:
+            for entry in entries:
+                name = entry.name
+                if name[0] == ".":
+                    if temp_files is not None and is_temp_name(name):
+                        temp_files.append(prefix + name)
+                    continue
+                try:
+                    if entry.is_symlink():
+                        real = os.path.realpath(os.path.join(folder, name))
+                        if not real.startswith(root_parent) or not os.path.isfile(real):
+                            continue  # never follow links out of the vault, nor folder links
+                        st = os.stat(real)
+                    elif entry.is_dir(follow_symlinks=False):
+                        stack.append((os.path.join(folder, name), prefix + name + "/"))
+                        continue
+                    elif fd >= 0:
+                        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    else:
+                        st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue  # vanished between listing and stat
+                out[prefix + name] = FileStat(st.st_mtime_ns, st.st_size)
+        finally:
+            if fd >= 0:
+                os.close(fd)
+
+
 def scan_vault(root: Path, *, temp_files: list[str] | None = None) -> dict[str, FileStat]:
     """Every file in the vault by vault path, skipping dot-folders and escaping links.
 
@@ -74,36 +138,68 @@ def scan_vault(root: Path, *, temp_files: list[str] | None = None) -> dict[str, 
     write) are collected into it on the same walk, for the caller to remove.
     """
     out: dict[str, FileStat] = {}
-    real_root = root.resolve()
-    stack: list[tuple[str, str]] = [(str(real_root), "")]
-    while stack:
-        folder, prefix = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue  # an unreadable folder is skipped; status reports files it cannot see
-        for entry in entries:
-            name = entry.name
-            if name.startswith("."):
-                if temp_files is not None and is_temp_name(name):
-                    temp_files.append(prefix + name)
-                continue
-            rel = prefix + name
-            try:
-                if entry.is_symlink():
-                    real = Path(entry.path).resolve()
-                    if real_root not in real.parents or not real.is_file():
-                        continue  # never follow links out of the vault, nor folder links
-                    st = real.stat()
-                elif entry.is_dir(follow_symlinks=False):
-                    stack.append((entry.path, rel + "/"))
-                    continue
-                else:
-                    st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue  # vanished between listing and stat
-            out[rel] = FileStat(st.st_mtime_ns, st.st_size)
+    real_root = os.path.realpath(root)
+    _walk(real_root, real_root, "", out, temp_files)
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class PathScan:
+    """What ``scan_paths`` saw: the files now under the given paths, and what they cover.
+
+    ``covers(p)`` is true for every vault path whose state the scan decided: the given paths
+    themselves and, for folders (present or gone), everything under them. An indexed path it
+    covers that is not in ``found`` is gone from the vault.
+    """
+
+    found: dict[str, FileStat]
+    exact: frozenset[str]
+    prefixes: tuple[str, ...]  # "folder/" for every given path, which may have been a folder
+
+    def covers(self, path: str) -> bool:
+        return path in self.exact or path.startswith(self.prefixes)
+
+
+def scan_paths(root: Path, paths: Iterable[str]) -> PathScan:
+    """Stat just ``paths`` (vault paths of files or folders, present or gone) under ``root``.
+
+    The same rules as ``scan_vault``: a path with a dot-named part is not part of the vault, a
+    folder is walked, a symbolic link counts only as a file inside the vault, and a path reached
+    through a linked folder does not count. The result equals ``scan_vault`` restricted to what
+    it covers, which is what lets ``sync_paths`` equal a full sync.
+    """
+    real_root = os.path.realpath(root)
+    found: dict[str, FileStat] = {}
+    exact: set[str] = set()
+    for given in paths:
+        rel = given.strip("/")
+        if not rel:
+            continue
+        exact.add(rel)
+        parts = rel.split("/")
+        if any(part.startswith(".") for part in parts):
+            continue  # dot-folders and dot-files are never indexed
+        full = os.path.join(real_root, *parts)
+        parent = os.path.dirname(full)
+        if os.path.realpath(parent) != parent:
+            continue  # under a linked folder, which the full walk does not follow either
+        try:
+            st = os.lstat(full)
+        except OSError:
+            continue  # gone: covered, so indexed files at or under it are deleted
+        if stat.S_ISLNK(st.st_mode):
+            real = os.path.realpath(full)
+            if real.startswith(real_root + os.sep) and os.path.isfile(real):
+                try:
+                    st = os.stat(real)
+                except OSError:
+                    continue
+                found[rel] = FileStat(st.st_mtime_ns, st.st_size)
+        elif stat.S_ISDIR(st.st_mode):
+            _walk(real_root, full, rel + "/", found, None)
+        else:
+            found[rel] = FileStat(st.st_mtime_ns, st.st_size)
+    return PathScan(found, frozenset(exact), tuple(p + "/" for p in sorted(exact)))
 
 
 def _prop_rows(props: dict[str, Any]) -> list[tuple[str, str | None, float | None]]:

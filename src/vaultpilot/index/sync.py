@@ -6,6 +6,10 @@ Deleted files are removed; a rename is a delete plus an add. Links are resolved 
 set of files, and every stored link whose target file name (``target_key``) matches an added or
 removed file is resolved again, so the result always equals a rebuild from scratch.
 
+``sync_paths`` does the same for a given set of paths only (what a file watcher saw change):
+those paths are stat'ed, the rest of the index is trusted, and the same writer runs, so when every
+change is among the paths the result equals a full sync.
+
 The whole sync is one transaction. Large syncs parse in worker processes while this process
 writes. Notes that cannot be read (not UTF-8, too large, permission denied, vanished) are kept as
 file rows with ``read_error`` set, reported in the summary, and never stop the sync.
@@ -17,12 +21,12 @@ import multiprocessing
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from vaultpilot.index.scan import FileStat, NoteRecord, load_note, scan_vault
+from vaultpilot.index.scan import FileStat, NoteRecord, load_note, scan_paths, scan_vault
 from vaultpilot.index.writer import (
     RowWriter,
     clear_derived,
@@ -32,7 +36,15 @@ from vaultpilot.index.writer import (
 )
 from vaultpilot.vault.resolve import LinkResolver, file_key
 
-__all__ = ["SyncPlan", "SyncReport", "fill_counts", "plan_sync", "sync_vault"]
+__all__ = [
+    "SyncPlan",
+    "SyncReport",
+    "fill_counts",
+    "plan_paths",
+    "plan_sync",
+    "sync_paths",
+    "sync_vault",
+]
 
 ProgressFn = Callable[[int, int], None]
 _PARALLEL_MIN = 400  # below this many notes to parse, worker start-up costs more than it saves
@@ -79,14 +91,37 @@ def plan_sync(
     conn: sqlite3.Connection, root: Path, *, temp_files: list[str] | None = None
 ) -> SyncPlan:
     on_disk = scan_vault(root, temp_files=temp_files)
-    # (This runs on every sync, so it stays lean: set operations and one pass in C-level loops.)
+    # (This runs on every sync, so it stays lean: set operations and C-level comparisons; the
+    # common case, nothing changed, is one dict comparison.)
     rows = conn.execute("SELECT path, id, mtime_ns, size FROM files").fetchall()
     indexed = {row[0]: row for row in rows}
+    if len(indexed) == len(on_disk) and on_disk == {r[0]: (r[2], r[3]) for r in rows}:
+        return SyncPlan(on_disk, indexed, [], [], [])
     added = sorted(on_disk.keys() - indexed.keys())
     deleted = sorted(indexed.keys() - on_disk.keys())
     changed = sorted(
         row[0] for row in rows if (st := on_disk.get(row[0])) is not None and (row[2], row[3]) != st
     )
+    return SyncPlan(on_disk, indexed, added, changed, deleted)
+
+
+def plan_paths(conn: sqlite3.Connection, root: Path, paths: Iterable[str]) -> SyncPlan:
+    """Like ``plan_sync``, but looking at only ``paths`` (files or folders) on disk.
+
+    Everything else is taken to be as indexed; the watcher calls this with the paths it saw
+    change, so the cost follows the change, not the vault.
+    """
+    seen = scan_paths(root, paths)
+    rows = conn.execute("SELECT path, id, mtime_ns, size FROM files").fetchall()
+    indexed = {row[0]: row for row in rows}
+    deleted = sorted(p for p in indexed if seen.covers(p) and p not in seen.found)
+    added = sorted(seen.found.keys() - indexed.keys())
+    changed = sorted(
+        p for p, st in seen.found.items() if (row := indexed.get(p)) and (row[2], row[3]) != st
+    )
+    gone = set(deleted)
+    on_disk = {p: FileStat(r[2], r[3]) for p, r in indexed.items() if p not in gone}
+    on_disk.update(seen.found)
     return SyncPlan(on_disk, indexed, added, changed, deleted)
 
 
@@ -231,6 +266,43 @@ def sync_vault(
             conn.execute(f"DELETE FROM {table}")  # noqa: S608
         conn.execute("COMMIT")
     plan = plan_sync(conn, root, temp_files=temp_files)
+    return _apply(
+        conn, root, plan, workers=workers, progress=progress, counts=counts, started=started
+    )
+
+
+def sync_paths(
+    conn: sqlite3.Connection,
+    root: Path,
+    paths: Iterable[str],
+    *,
+    workers: int | None = None,
+    counts: bool = False,
+) -> SyncReport:
+    """Sync only ``paths`` (vault paths of files or folders that were added, changed, moved or
+    removed); the rest of the index is trusted.
+
+    The result equals ``sync_vault`` whenever every change on disk is among ``paths`` (or under
+    one of them): the same plan is written the same way, and links that name an added or removed
+    file are resolved again across the whole index.
+    """
+    started = time.perf_counter()
+    root = root.resolve()
+    plan = plan_paths(conn, root, paths)
+    return _apply(conn, root, plan, workers=workers, progress=None, counts=counts, started=started)
+
+
+def _apply(
+    conn: sqlite3.Connection,
+    root: Path,
+    plan: SyncPlan,
+    *,
+    workers: int | None,
+    progress: ProgressFn | None,
+    counts: bool,
+    started: float,
+) -> SyncReport:
+    """Write ``plan`` into the index in one transaction."""
     report = SyncReport()
     if not plan.stale:  # the common case: nothing to write, so no transaction either
         if counts:

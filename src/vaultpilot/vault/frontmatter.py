@@ -77,8 +77,12 @@ class _ObsidianLoader(_BaseLoader):  # type: ignore[misc]
 
 
 def _construct_int(loader: _ObsidianLoader, node: Any) -> int:
+    return _int_text(str(loader.construct_scalar(node)))
+
+
+def _int_text(text: str) -> int:
     """YAML 1.2 core integers: decimal (leading zeros are decimal), ``0o`` octal, ``0x`` hex."""
-    value = str(loader.construct_scalar(node)).replace("_", "")
+    value = text.replace("_", "")
     sign = -1 if value.startswith("-") else 1
     digits = value.lstrip("+-")
     if digits[:2] in ("0o", "0O"):
@@ -157,10 +161,107 @@ def split_frontmatter(text: str) -> Frontmatter:
     return Frontmatter(yaml_text, m.end(), end, text.count("\n", 0, end), props, error)
 
 
+# The fast path: most frontmatter is ``key: plain value`` lines and ``key:`` followed by
+# ``- item`` lines. Those are read here without building a YAML event stream (loading them is a
+# fifth of what indexing a note costs); anything else, or anything unsure, returns None and the
+# full loader decides. Scalars are typed by the loader's own resolvers, so results are equal.
+_KEY_LINE = re.compile(r"([A-Za-z][A-Za-z0-9_-]*):(?: (.*))?")
+_ITEM_LINE = re.compile(r"( *)- (.*)")
+_PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_ ./+(),'-]*(?<! )")
+_FLOW_PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_ ./+-]*(?<! )")  # no flow indicators
+_QUOTED = re.compile(r"\"([^\"\\]*)\"|'([^']*)'")
+_RESERVED_KEYS = frozenset(
+    ["true", "True", "TRUE", "false", "False", "FALSE", "null", "Null", "NULL"]
+)  # keys the loader would turn into booleans or None
+_NO = object()
+
+
+def _scalar(text: str, plain: re.Pattern[str] = _PLAIN) -> Any:
+    """A single-line value as the loader reads it, or ``_NO`` when unsure."""
+    if not text:
+        return None
+    m = _QUOTED.fullmatch(text)
+    if m:
+        return m.group(1) if m.group(1) is not None else m.group(2)
+    if text[0] == "[" and text[-1] == "]" and plain is _PLAIN:
+        return _flow_list(text[1:-1])
+    if not plain.fullmatch(text):
+        return _NO
+    for tag, rx in _ObsidianLoader.yaml_implicit_resolvers.get(text[0], ()):
+        if rx.match(text):
+            if tag == "tag:yaml.org,2002:int":
+                return _int_text(text)
+            if tag == "tag:yaml.org,2002:float":
+                return float(text.replace("_", ""))
+            if tag == "tag:yaml.org,2002:bool":
+                return text.lower() == "true"
+            if tag == "tag:yaml.org,2002:null":
+                return None
+            return _NO
+    return text
+
+
+def _flow_list(inner: str) -> Any:
+    """``[a, b]`` with simple items, or ``_NO``."""
+    if not inner.strip():
+        return []
+    items = []
+    for part in inner.split(","):
+        item = part.strip(" ")
+        value = _scalar(item, _FLOW_PLAIN) if item and item[0] not in "\"'" else _NO
+        if value is _NO or value is None:
+            return _NO
+        items.append(value)
+    return items
+
+
+def _simple_yaml(yaml_text: str) -> dict[str, Any] | None:
+    """Frontmatter of the common shapes (see above) as the loader reads it, else None."""
+    out: dict[str, Any] = {}
+    key: str | None = None  # the key whose block list is open
+    indent = -1
+    for line in yaml_text.split("\n"):
+        if not line:
+            continue
+        item = _ITEM_LINE.fullmatch(line)
+        if item is not None:
+            if key is None or (indent >= 0 and len(item.group(1)) != indent):
+                return None
+            indent = len(item.group(1))
+            value = _scalar(item.group(2))
+            if value is _NO or value is None:
+                return None
+            out[key].append(value)
+            continue
+        m = _KEY_LINE.fullmatch(line)
+        if m is None or m.group(1) in out or m.group(1) in _RESERVED_KEYS:
+            return None
+        if key is not None and not out[key]:
+            out[key] = None  # "key:" with no items is a null value
+        name, rest = m.group(1), m.group(2)
+        if rest is None or rest == "":
+            if rest == "":
+                return None  # "key: " with a trailing space: leave it to the loader
+            out[name] = []
+            key, indent = name, -1
+            continue
+        value = _scalar(rest)
+        if value is _NO:
+            return None
+        out[name] = value
+        key = None
+    if key is not None and not out[key]:
+        out[key] = None
+    return out
+
+
 def load_yaml(yaml_text: str) -> tuple[dict[str, Any], str | None]:
     """Parse frontmatter YAML; returns (properties, error). Never raises."""
     if not yaml_text.strip():
         return {}, None
+    simple = _simple_yaml(yaml_text)
+    if simple is not None:
+        return simple, None
     try:
         data = yaml.load(yaml_text, Loader=_ObsidianLoader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:

@@ -1,0 +1,145 @@
+"""Live-index benchmark: save-to-search latency with the watcher running, and no-change syncs.
+
+    .venv/bin/python bench/bench_live.py --sizes 10000 50000 [--baseline-src DIR]
+
+For each size the seeded synthetic vault (``bench/synth_vault.py``, in ``bench/out/``) is indexed
+once into a scratch database, then:
+
+* **save to search**: a ``LiveIndex`` watches the vault; a note gets a new, unique word appended
+  (an in-place write, as Obsidian saves), and a reader connection runs ``search`` for that word
+  every 2 ms until it is found. Repeated ``--saves`` times on different notes, each restored
+  afterwards (and the restore awaited). Reports p50 / p99 / max.
+* **no-change sync**: ``sync_vault`` on an up-to-date index, in a fresh child process each time
+  (the cost a one-shot CLI command pays), median of 5. With ``--baseline-src`` (a ``src`` folder
+  of another version, e.g. from ``git archive``) the same child also runs against that version,
+  in the same run, for a before/after.
+
+Prints markdown tables for docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "src"))
+
+from synth_vault import generate  # noqa: E402
+from vaultpilot.index.db import connect  # noqa: E402
+from vaultpilot.index.queries import search  # noqa: E402
+from vaultpilot.index.sync import sync_vault  # noqa: E402
+from vaultpilot.index.watch import LiveIndex  # noqa: E402
+
+NOCHANGE = r"""
+import sys, time
+from pathlib import Path
+from vaultpilot.index.db import connect
+from vaultpilot.index.sync import sync_vault
+conn = connect(Path(sys.argv[2]))
+t = time.perf_counter(); sync_vault(conn, Path(sys.argv[1])); print(time.perf_counter() - t)
+"""
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def nochange(vault: Path, db: Path, src: Path, runs: int = 5) -> float:
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    times = []
+    for _ in range(runs):
+        out = subprocess.run(
+            [sys.executable, "-c", NOCHANGE, str(vault), str(db)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
+        times.append(float(out.stdout))
+    return statistics.median(times) * 1000
+
+
+def _found(conn: object, word: str) -> bool:
+    hits, _ = search(conn, word, limit=1)  # type: ignore[arg-type]
+    return bool(hits)
+
+
+def save_to_search(vault: Path, db: Path, saves: int) -> list[float]:
+    live = LiveIndex(vault, db)
+    status = live.start(wait=600)
+    assert status.live, status
+    reader = connect(db, read_only=True)
+    paths = [p for (p,) in reader.execute("SELECT path FROM files WHERE is_note = 1 ORDER BY path")]
+    rng = random.Random(11)
+    lat: list[float] = []
+    try:
+        for i in range(saves):
+            note = vault / rng.choice(paths)
+            text = note.read_text(encoding="utf-8")
+            word = f"zqlive{i}x{rng.randrange(10**9)}"
+            t0 = time.perf_counter()
+            note.write_text(text + f"\nA new line with {word}.\n", encoding="utf-8")
+            while not _found(reader, word):
+                if time.perf_counter() - t0 > 30:
+                    raise SystemExit(f"{word} not found after 30 s: {live.status()}")
+                time.sleep(0.002)
+            lat.append(time.perf_counter() - t0)
+            note.write_text(text, encoding="utf-8")
+            t1 = time.perf_counter()
+            while _found(reader, word) and time.perf_counter() - t1 < 30:
+                time.sleep(0.002)
+            time.sleep(0.1)
+    finally:
+        live.stop()
+        reader.close()
+    return lat
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--saves", type=int, default=30)
+    ap.add_argument("--out", type=Path, default=HERE / "out")
+    ap.add_argument("--baseline-src", type=Path, default=None)
+    args = ap.parse_args()
+    print(f"cpus: {os.cpu_count()}, python {sys.version.split()[0]}", file=sys.stderr)
+    rows = []
+    for n in args.sizes:
+        vault = args.out / f"vault-{n}-{args.seed}"
+        if not vault.exists():
+            generate(vault, n, seed=args.seed)
+        db_dir = args.out / f"live-db-{n}"
+        shutil.rmtree(db_dir, ignore_errors=True)
+        db = db_dir / "index.db"
+        conn = connect(db)
+        sync_vault(conn, vault)
+        conn.close()
+        after = nochange(vault, db, ROOT / "src")
+        before = nochange(vault, db, args.baseline_src) if args.baseline_src else None
+        lat = save_to_search(vault, db, args.saves)
+        rows.append((n, before, after, lat))
+        print(f"{n}: done", file=sys.stderr)
+    print("| notes | no-change sync before | after | save to search p50 / p99 / max |")
+    print("|---|---|---|---|")
+    for n, before, after, lat in rows:
+        b = f"{before:.0f} ms" if before is not None else "n/a"
+        print(
+            f"| {n:,} | {b} | {after:.0f} ms | {pct(lat, 0.5) * 1000:.0f} / "
+            f"{pct(lat, 0.99) * 1000:.0f} / {max(lat) * 1000:.0f} ms |"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""Property: syncing only the paths that changed (what a file watcher reports) gives the same
+index as a full rebuild, for creates, edits, renames, deletes and whole folders moved in and out."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.index.helpers import dump, write
+from tests.index.test_sync_property import body, path
+from vaultpilot.index.db import connect
+from vaultpilot.index.sync import sync_paths, sync_vault
+
+FOLDER = st.sampled_from(["One", "One/Two", "Three", "Four"])
+op = st.one_of(
+    st.tuples(st.just("write"), path, body),
+    st.tuples(st.just("rename"), path, path),
+    st.tuples(st.just("delete"), path, st.just("")),
+    st.tuples(st.just("move_folder"), FOLDER, FOLDER),
+    st.tuples(st.just("hide_folder"), FOLDER, st.just("")),
+    st.tuples(st.just("sync"), st.just(""), st.just("")),
+)
+
+
+def _apply(root: Path, kind: str, a: str, b: str) -> list[str]:
+    """Make one change and return the paths a watcher would report for it."""
+    src, dst = root / a, root / b
+    if kind == "write":
+        write(root, a, b)
+        return [a]
+    if kind in ("rename", "move_folder") and src.exists() and not dst.exists():
+        if kind == "move_folder" and (b + "/").startswith(a + "/"):
+            return []  # a folder cannot move into itself
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        src.rename(dst)
+        return [a, b]
+    if kind == "delete" and src.is_file():
+        src.unlink()
+        return [a]
+    if kind == "hide_folder" and src.is_dir() and not (root / f".{a.replace('/', '_')}").exists():
+        src.rename(root / f".{a.replace('/', '_')}")  # moved out of the indexed vault
+        return [a]
+    return []
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(op, min_size=1, max_size=14))
+def test_sync_paths_equals_rebuild(ops: list[tuple[str, str, str]]) -> None:
+    tmp = Path(tempfile.mkdtemp())
+    try:
+        root = tmp / "vault"
+        root.mkdir()
+        conn = connect(tmp / "inc" / "index.db")
+        sync_vault(conn, root, workers=1)
+        touched: list[str] = []
+        for kind, a, b in ops:
+            if kind == "sync":
+                sync_paths(conn, root, touched, workers=1)
+                touched = []
+            else:
+                touched += _apply(root, kind, a, b)
+        sync_paths(conn, root, touched, workers=1)
+        fresh = connect(tmp / "fresh" / "index.db")
+        sync_vault(fresh, root, workers=1)
+        assert dump(conn) == dump(fresh)
+        conn.close()
+        fresh.close()
+    finally:
+        shutil.rmtree(tmp)
+
+
+def test_sync_paths_ignores_dot_folders_and_temp_files(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write(root, "a.md", "[[b]]")
+    conn = connect(tmp_path / "index.db")
+    sync_vault(conn, root, workers=1)
+    write(root, ".obsidian/b.md", "hidden")
+    write(root, ".vaultpilot-x1.tmp", "partial")
+    write(root, "b.md", "# B")
+    report = sync_paths(conn, root, [".obsidian/b.md", ".vaultpilot-x1.tmp", "b.md"])
+    assert report.added == 1
+    paths = sorted(p for (p,) in conn.execute("SELECT path FROM files"))
+    assert paths == ["a.md", "b.md"]
+    target = conn.execute("SELECT f.path FROM links l JOIN files f ON f.id = l.target_id")
+    assert target.fetchall() == [("b.md",)]  # the link in a.md now resolves to the new note
