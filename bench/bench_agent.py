@@ -154,7 +154,7 @@ def _counter() -> tuple[str, Any]:
 def prompt_tokens() -> dict[str, Any]:
     from datetime import date
 
-    from vaultpilot.cli.agent_cmds import run_process_tool
+    from vaultpilot.agent.build import run_process_tool
     from vaultpilot.contract.catalog import shipped_tools
     from vaultpilot.tools import open_context
 

@@ -21,10 +21,10 @@ from typer.testing import CliRunner
 
 from tests.agent.conftest import snapshot
 from vaultpilot.agent import ApprovalPolicy, ProcessTools
+from vaultpilot.agent.build import run_process_tool
 from vaultpilot.agent.schemas import tool_entry
 from vaultpilot.agent.testing import ScriptedCall, ScriptedTurn
 from vaultpilot.cli import agent_cmds
-from vaultpilot.cli.agent_cmds import run_process_tool
 from vaultpilot.contract.catalog import shipped_tools
 
 app = typer.Typer(pretty_exceptions_enable=False)
@@ -153,20 +153,15 @@ def test_a_scripted_attacker_cannot_leave_the_vault_nor_write_without_asking(
     assert _git(vault, "rev-parse", "HEAD") == vault_head
     assert _git(vault, "diff", "--cached", "--name-only") == ""  # git_add did not run
 
-    # Each attempt got a readable error, without running the tool where it says so.
-    for call_id, argument in (
-        ("pwn_create", "vault_path"),
-        ("pwn_read", "vault_path"),
-        ("pwn_dot_vault", "vault_path"),
-        ("pwn_repo", "repo_path"),
-    ):
+    # obsidian_agent is not offered to the built-in agent (the vault tools do its actions with
+    # versions, diffs and the journal): each attempt is refused as an unknown tool.
+    for call_id in ("pwn_create", "pwn_read", "pwn_climb", "pwn_dot_vault", "pwn_dot_name"):
         assert not results[call_id]["success"], text[call_id]
-        assert f"{argument} {FIXED}" in text[call_id], text[call_id]
-        assert "call it again without" in text[call_id]
-    assert not results["pwn_climb"]["success"] and "vault" in text["pwn_climb"]
-    assert not results["pwn_dot_name"]["success"], text["pwn_dot_name"]
+        assert "Unknown tool 'obsidian_agent'" in text[call_id], text[call_id]
+    # git_agent's repository is the vault's, whatever the model sends.
+    assert not results["pwn_repo"]["success"], text["pwn_repo"]
+    assert f"repo_path {FIXED}" in text["pwn_repo"] and "call it again without" in text["pwn_repo"]
     assert not results["pwn_extra"]["success"]
-    assert "does not take 'path'" in text["pwn_extra"] and "note_name" in text["pwn_extra"]
     # The run's own repository is the vault's.
     assert results["own_status"]["success"], text["own_status"]
     assert "new.md" in text["own_status"]
@@ -178,11 +173,11 @@ def test_a_scripted_attacker_cannot_leave_the_vault_nor_write_without_asking(
 
     # What the model was offered never lets it choose.
     tools = {t["function"]["name"]: t["function"] for t in server.requests[0].body["tools"]}
-    for name, argument in ((agent, "vault_path"), ("git_agent", "repo_path")):
-        params = tools[name]["parameters"]
-        assert argument not in params["properties"] and argument not in params["required"]
-        assert f"{argument}," not in params["properties"]["type"]["description"]  # "Needs: …"
-        assert f"{argument} is set by vaultpilot" in tools[name]["description"]
+    assert agent not in tools and "obsidian_vault_manager" in tools
+    params = tools["git_agent"]["parameters"]
+    assert "repo_path" not in params["properties"] and "repo_path" not in params["required"]
+    assert "repo_path," not in params["properties"]["type"]["description"]  # "Needs: …"
+    assert "repo_path is set by vaultpilot" in tools["git_agent"]["description"]
 
 
 def test_git_agent_refuses_a_vault_that_is_not_its_own_repository(

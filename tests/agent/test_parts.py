@@ -23,13 +23,14 @@ from vaultpilot.agent import (
     require_model,
 )
 from vaultpilot.agent.anthropic_model import AnthropicModel
+from vaultpilot.agent.build import run_process_tool
 from vaultpilot.agent.mentions import attach, find_mentions, resolve_mentions
-from vaultpilot.agent.schemas import compact_schema, flatten_tagged_union, tool_entry
+from vaultpilot.agent.schemas import flatten_tagged_union, tool_entry
 from vaultpilot.agent.testing import ScriptedCall, ScriptedTurn
 from vaultpilot.agent.versions import NoteVersions
-from vaultpilot.cli.agent_cmds import run_process_tool
 from vaultpilot.contract.catalog import shipped_tools
 from vaultpilot.errors import SetupError
+from vaultpilot.tools.schema import compact_schema
 
 PATHS = ["Projects/Plan.md", "Weekly Review.md", "Archive/Plan.md", "Folder/Note with spaces.md"]
 

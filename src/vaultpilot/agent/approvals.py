@@ -11,9 +11,11 @@ So ``git_agent = "deny"`` in the configuration refuses ``git_commit`` too, altho
 layer asks for it; when no layer has a rule, the policy's ``default`` (``"allow"``) decides.
 ``auto_approve`` (``vaultpilot ask --yes``) turns every "ask" into "allow" but keeps "deny".
 
-``DEFAULT_RULES`` asks before every destructive step: deletes, moves and bulk operations of
-obsidian_vault_manager, any shell tool, and the writes of git_agent (``git_add`` and
-``git_commit`` change the vault's repository).
+``DEFAULT_RULES`` asks before every destructive step: each vault-tool operation whose facts
+(``tools.operations``) say ``destructive`` (deletes, moves, bulk operations), any shell tool, and
+the writes of git_agent (``git_add`` and ``git_commit`` change the vault's repository).
+``reason`` says what the call does, from the same facts ("obsidian_vault_manager delete_note
+deletes a note (to the trash)").
 
 A few operations of a process tool do what an operation of obsidian_vault_manager does
 (``SAME_AS``: obsidian_agent's ``create_note`` and ``update_note``). In a layer without a rule
@@ -29,6 +31,9 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal
 
+from vaultpilot.tools import TOOLS, get_tool
+from vaultpilot.tools.operations import Operation
+
 __all__ = ["DEFAULT_RULES", "SAME_AS", "ApprovalPolicy", "Decision", "operation_of"]
 
 Decision = Literal["allow", "ask", "deny"]
@@ -36,16 +41,10 @@ _MANAGER = "obsidian_vault_manager"
 DEFAULT_RULES: Mapping[str, Decision] = MappingProxyType(
     {
         **{
-            f"{_MANAGER}.{op}": "ask"
-            for op in (
-                "delete_note",
-                "delete_folder",
-                "move_note",
-                "move_folder",
-                "bulk_tag",
-                "bulk_move",
-                "bulk_update_metadata",
-            )
+            f"{tool.name}.{op.name}": "ask"
+            for tool in TOOLS
+            for op in tool.operations.values()
+            if op.destructive
         },
         "shell": "ask",
         "execute_shell": "ask",
@@ -53,6 +52,7 @@ DEFAULT_RULES: Mapping[str, Decision] = MappingProxyType(
         "git_agent.git_commit": "ask",
     }
 )
+_VAULT_TOOLS = {tool.name for tool in TOOLS}
 # "tool.operation" -> the obsidian_vault_manager operation it is decided as (see above).
 SAME_AS: Mapping[str, tuple[str, str]] = MappingProxyType(
     {
@@ -101,7 +101,17 @@ class ApprovalPolicy:
 
     def reason(self, tool: str, operation: str | None) -> str:
         what = f"{tool} {operation}" if operation else tool
-        return f"{what} changes or removes things; the policy asks before it runs."
+        facts = _facts(tool, operation)
+        if facts is not None:
+            return f"{what} {facts.effect}; the approval policy asks before it runs."
+        return f"{what} changes things outside the vault tools; the policy asks before it runs."
+
+
+def _facts(tool: str, operation: str | None) -> Operation | None:
+    if tool in _VAULT_TOOLS:
+        return get_tool(tool).operations.get(operation or "")
+    alias = SAME_AS.get(f"{tool}.{operation}")
+    return get_tool(alias[0]).operations.get(alias[1]) if alias else None
 
 
 def _in_layer(layer: Mapping[str, Decision], tool: str, operation: str | None) -> Decision | None:

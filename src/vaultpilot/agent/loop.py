@@ -64,15 +64,14 @@ from vaultpilot.agent.mentions import attach
 from vaultpilot.agent.model import ChatMessage, ModelClient, ModelError, RawToolCall, TurnEnd
 from vaultpilot.agent.results import parse_arguments, preview
 from vaultpilot.agent.schemas import tool_entry
-from vaultpilot.agent.toolset import ToolSet, failure, result_ok
+from vaultpilot.agent.toolset import ToolSet, failure, for_run, result_ok
 from vaultpilot.agent.versions import NoteVersions
+from vaultpilot.tools import TOOLS
 
 __all__ = ["PAUSED_PREFIX", "Agent", "RunLimits", "StepGate", "VaultAccess", "run"]
 
 PAUSED_PREFIX = "Paused before step"
-_MANAGER = "obsidian_vault_manager"
-# Operations whose approval shows the diff of a dry run (the tool's dryRun covers these).
-_DRY_RUN_OPERATIONS = frozenset({"create_note", "update_note", "edit_note", "append_note"})
+_VAULT_TOOLS = {t.name: t for t in TOOLS}
 
 
 class VaultAccess(Protocol):
@@ -153,7 +152,9 @@ class _Run:
         self.text = ""
         self.streaming: list[str] | None = None  # text of the turn being streamed
         self.open_calls: list[RawToolCall] = []  # announced by the model, no tool message yet
-        specs = agent.tools.specs()
+        # Every change the run makes joins one change set, named by the run id (for undo).
+        self.tools = for_run(agent.tools, run_id)
+        specs = self.tools.specs()
         self.names = [s.name for s in specs]
         self.tool_list = [tool_entry(s.name, s.description, s.parameters) for s in specs]
 
@@ -385,16 +386,18 @@ class _Run:
         if controls:
             controls.started(call.id)
         self.emit(Status(f"Running {call.name}", self.step))
-        result = await asyncio.to_thread(self.agent.tools.call, call.name, arguments)
+        result = await asyncio.to_thread(self.tools.call, call.name, arguments)
         return result, "tool"
 
     async def _preview(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], ...]:
         """The diffs a note change would write, from the tool's dry run (nothing is written);
         none when the operation has no dry run or it fails (the person still decides)."""
-        if name != _MANAGER or operation_of(arguments) not in _DRY_RUN_OPERATIONS:
+        tool = _VAULT_TOOLS.get(name)
+        op = tool.operation(arguments) if tool is not None else None
+        if op is None or not op.dry_run:
             return ()
         dry = {**arguments, "dryRun": True}
-        result = await asyncio.to_thread(self.agent.tools.call, name, dry)
+        result = await asyncio.to_thread(self.tools.call, name, dry)
         found = result.get("diffs") if result_ok(result) else None
         return tuple(d for d in found if isinstance(d, dict)) if isinstance(found, list) else ()
 

@@ -31,17 +31,21 @@ worker thread) and never raises for a bad call: it returns a failure result the 
 from __future__ import annotations
 
 import inspect
+import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from vaultpilot.agent.schemas import flatten_tagged_union, tagged_variants
+from vaultpilot.errors import VaultpilotError
 from vaultpilot.memory.registry import ProcessTool
+from vaultpilot.tools.schema import compact_schema, render_schema, unwrap_text
+from vaultpilot.tools.validation import explain
 
 __all__ = [
     "VAULT_ARGUMENTS",
@@ -49,11 +53,15 @@ __all__ = [
     "FunctionTools",
     "ProcessRunner",
     "ProcessTools",
+    "RunScoped",
     "ToolSet",
     "ToolSpec",
     "failure",
+    "for_run",
     "result_ok",
 ]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +75,18 @@ class ToolSet(Protocol):
     def specs(self) -> Sequence[ToolSpec]: ...
 
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class RunScoped(Protocol):
+    """A tool set whose changes can be grouped per run (``VaultTools``: one change set)."""
+
+    def for_run(self, run_id: str) -> ToolSet: ...
+
+
+def for_run(tools: ToolSet, run_id: str) -> ToolSet:
+    """``tools`` as one run uses them: every change it makes joins the change set ``run_id``."""
+    return tools.for_run(run_id) if isinstance(tools, RunScoped) else tools
 
 
 def failure(message: str) -> dict[str, Any]:
@@ -120,7 +140,7 @@ class ProcessTools:
             if fixed:
                 them = "it" if len(fixed) == 1 else "them"
                 description += f" In this run {_fixed_phrase(fixed)}: leave {them} out."
-            out.append(ToolSpec(tool.name, description, params))
+            out.append(ToolSpec(tool.name, unwrap_text(description), compact_schema(params)))
         return out
 
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -157,8 +177,12 @@ class ProcessTools:
         payload.update({k: v for k, v in fixed.items() if taken is None or k in taken})
         try:
             return self.runner(tool, action, payload)
-        except Exception as exc:  # a runner must not take the run down
-            return failure(f"{name} could not be run: {type(exc).__name__}: {exc}.")
+        except Exception as exc:  # a runner must not take the run down, nor leak its text
+            log.exception("process tool %s failed", name)
+            return failure(
+                f"{name} could not be run ({type(exc).__name__}). Don't retry it; tell the user, "
+                "who can see the details in the log."
+            )
 
 
 def _argument_names(schema: dict[str, Any]) -> set[str]:
@@ -225,11 +249,9 @@ def _function(fn: Callable[..., Any]) -> _Function:
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[pname] = (annotation, default)
     model = create_model(f"{fn.__name__}_params", __config__=ConfigDict(extra="forbid"), **fields)
-    schema = model.model_json_schema()
-    schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
-        prop.pop("title", None)
-    spec = ToolSpec(fn.__name__, inspect.getdoc(fn) or "", schema)
+    spec = ToolSpec(
+        fn.__name__, unwrap_text(inspect.getdoc(fn) or ""), render_schema(model, by_alias=False)
+    )
     return _Function(fn, model, spec)
 
 
@@ -249,15 +271,14 @@ class FunctionTools:
         try:
             params = entry.params.model_validate(arguments)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"'{'.'.join(map(str, e['loc'])) or 'arguments'}': {e['msg']}"
-                for e in exc.errors(include_url=False)
-            )
-            return failure(f"Invalid arguments for {name}: {problems}.")
+            return failure(explain(exc, subject=name, model=entry.params))
         try:
             value = entry.fn(**dict(params))
-        except Exception as exc:
-            return failure(f"{name} failed: {exc}")
+        except VaultpilotError as exc:
+            return failure(exc.message)
+        except Exception as exc:  # never hand the model raw exception text
+            log.exception("tool %s failed", name)
+            return failure(f"{name} stopped on an unexpected error ({type(exc).__name__}).")
         return value if isinstance(value, dict) else {"result": value}
 
 
@@ -281,3 +302,10 @@ class CombinedTools:
         if owner is None:
             return _unknown(name, list(self._owner))
         return owner.call(name, arguments)
+
+    def for_run(self, run_id: str) -> CombinedTools:
+        sets: list[ToolSet] = []
+        for owner in self._owner.values():
+            if not any(owner is seen for seen in sets):
+                sets.append(owner)
+        return CombinedTools(*(for_run(s, run_id) for s in sets))

@@ -3,11 +3,13 @@
 ``call`` goes through ``vaultpilot.tools.registry.call_tool`` (validation, failure results) under
 a lock: the loop runs tools in worker threads and the context's SQLite connection must be used by
 one thread at a time. The same lock guards ``note_paths``, ``read_note`` and ``facts``, which the
-loop uses for ``@`` mentions and the system prompt.
+loop uses for ``@`` mentions and the system prompt. ``for_run(run_id)`` is the same tools (same
+lock) whose changes join the change set ``run_id``: an agent run is one change set in the journal.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from datetime import date
 from typing import Any
@@ -26,10 +28,13 @@ __all__ = ["VaultTools"]
 class VaultTools:
     """The vault tools for one vault; the caller owns (and closes) ``ctx.conn``."""
 
-    def __init__(self, ctx: ToolContext) -> None:
+    def __init__(self, ctx: ToolContext, *, lock: threading.Lock | None = None) -> None:
         self.ctx = ctx
-        self._lock = threading.Lock()
+        self._lock = lock or threading.Lock()
         self._specs = [ToolSpec(t.name, t.description, t.schema()) for t in TOOLS]
+
+    def for_run(self, run_id: str) -> VaultTools:
+        return VaultTools(dataclasses.replace(self.ctx, change_set=run_id), lock=self._lock)
 
     def specs(self) -> list[ToolSpec]:
         return list(self._specs)

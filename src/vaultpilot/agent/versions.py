@@ -1,11 +1,13 @@
 """The version of every note the agent has read, passed back as the write precondition.
 
-Notes come back from obsidian_get_context with a ``version`` (a hash of their bytes), and a
-single-note write of obsidian_vault_manager returns the new one. ``NoteVersions`` records them
-(``observe``), and before a write to a note it has seen (update_note, append_note, move_note,
-delete_note) without an ``expectedVersion``, ``precondition`` supplies it. The tool then refuses
-the write if the note changed since (e.g. edited in Obsidian meanwhile), and the model is told to
-read it again: an edit made outside the agent is never overwritten.
+Tool results report note versions (a hash of their bytes): what each tool's results carry is
+its ``Tool.versions`` fact (obsidian_get_context's notes; a single-note write's new version).
+``NoteVersions`` records them (``observe``), and before a write to a note it has seen, of an
+operation whose facts say ``guarded`` (it takes ``expectedVersion``), without an
+``expectedVersion``, ``precondition`` supplies it. The tool then refuses the write if the note
+changed since (e.g. edited in Obsidian meanwhile), and the model is told to read it again: an
+edit made outside the agent is never overwritten. After an operation that ``forgets`` (a move, a
+delete) the target's version is dropped.
 
 Notes are matched by path (any case, ``.md`` optional) or by a unique file name, since the model
 may name a note by its title. One instance lives as long as a conversation in memory.
@@ -16,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["GUARDED_OPERATIONS", "NoteVersions"]
+from vaultpilot.tools import TOOLS, Tool
 
-_READER = "obsidian_get_context"
-_WRITER = "obsidian_vault_manager"
-GUARDED_OPERATIONS = frozenset({"update_note", "append_note", "move_note", "delete_note"})
+__all__ = ["NoteVersions"]
+
+_BY_NAME: dict[str, Tool] = {t.name: t for t in TOOLS}
 
 
 def _key(name: str) -> str:
@@ -50,24 +52,21 @@ class NoteVersions:
 
     def observe(self, tool: str, arguments: Mapping[str, Any], result: Mapping[str, Any]) -> None:
         """Learn versions from a tool's result."""
-        if tool == _READER:
-            notes = [result.get("primaryNote"), *(result.get("relatedNotes") or [])]
-            for note in notes:
-                if isinstance(note, Mapping) and isinstance(note.get("version"), str):
-                    self.record(str(note["path"]), str(note["version"]))
-        elif tool == _WRITER and result.get("success") is not False:
-            operation = arguments.get("operation")
-            paths = result.get("affectedPaths") or []
-            target = arguments.get("target")
-            if operation in ("move_note", "delete_note") and isinstance(target, str):
-                self.forget(target)
-            version = result.get("version")
-            if isinstance(version, str) and paths:
-                self.record(str(paths[0]), version)
+        facts = _BY_NAME.get(tool)
+        if facts is None or result.get("success") is False or "error" in result:
+            return
+        op = facts.operation(arguments)
+        target = arguments.get("target")
+        if op is not None and op.forgets and isinstance(target, str):
+            self.forget(target)
+        for path, version in facts.versions(result):
+            self.record(path, version)
 
     def precondition(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Arguments the loop adds to a write: ``{"expectedVersion": ...}`` or nothing."""
-        if tool != _WRITER or arguments.get("operation") not in GUARDED_OPERATIONS:
+        facts = _BY_NAME.get(tool)
+        op = facts.operation(arguments) if facts is not None else None
+        if op is None or not op.guarded:
             return {}
         if arguments.get("expectedVersion") or arguments.get("expected_version"):
             return {}

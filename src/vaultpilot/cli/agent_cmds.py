@@ -1,9 +1,8 @@
 """``vaultpilot ask``, ``vaultpilot chat`` and ``vaultpilot config``: the agent in a terminal.
 
-``register(app)`` adds the three commands. The wiring happens here (a transport): configuration
-→ model client, the vault's ``ToolContext`` → ``VaultTools``, memory.db's process tools (run
-through ``contract.orchestrator``) → ``ProcessTools``, the vault's facts → the system prompt, and
-every run is stored as a conversation in memory.db.
+``register(app)`` adds the three commands. Configuration → model client, the vault's
+``ToolContext`` → ``build_agent`` (the one place an agent is built), and every run is stored as a
+conversation in memory.db.
 
 * ``ask "..."``: one run; ``--conversation ID`` continues a stored conversation. Exit codes: 0
   done, 1 the run failed (model server error), 2 setup or usage problem (e.g. no model
@@ -14,20 +13,19 @@ every run is stored as a conversation in memory.db.
 * Ctrl-C during a run interrupts the run (the model stream and the running tool are
   cancelled), not the program. Destructive steps (and git_agent's ``git_add``/``git_commit``)
   ask y/n unless ``--yes``.
-* The process tools work on the run's vault only (``ProcessTools.for_vault``): obsidian_agent's
-  ``vault_path`` and git_agent's ``repo_path`` are the vault, whatever the model sends.
+* The agent is built by ``agent.build.build_agent``, as the server's is: the vault tools, the
+  process tools bound to the run's vault (git_agent's ``repo_path`` is the vault, whatever the
+  model sends), the configured instructions, approval rules and limits.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import json
-import os
 import signal
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -39,14 +37,8 @@ from rich.text import Text
 
 from vaultpilot.agent import (
     Agent,
-    ApprovalPolicy,
-    CombinedTools,
     NoteVersions,
-    ProcessTools,
     RunControls,
-    RunLimits,
-    VaultTools,
-    build_system_prompt,
     get_conversation,
     list_conversations,
     load_config,
@@ -55,19 +47,17 @@ from vaultpilot.agent import (
     require_model,
     run_conversation,
 )
+from vaultpilot.agent.build import build_agent
 from vaultpilot.agent.events import FinishReason
 from vaultpilot.cli.agent_view import JsonView, TerminalView, approval_question
 from vaultpilot.cli.common import DataDirOpt, VaultOpt, console, handle_errors, open_workspace
-from vaultpilot.contract.catalog import register_shipped
-from vaultpilot.contract.orchestrator import Replied, list_process_tools, new_request, run_process
 from vaultpilot.index.background import BackgroundEmbedder
-from vaultpilot.locations import DATA_DIR_ENV, data_root, memory_db_path
+from vaultpilot.locations import data_root, memory_db_path
 from vaultpilot.memory.db import connect as connect_memory
-from vaultpilot.memory.registry import ProcessTool
 from vaultpilot.tools import open_context
 from vaultpilot.tools.semantic import Semantic
 
-__all__ = ["register", "run_process_tool"]
+__all__ = ["register"]
 
 ModelOpt = Annotated[str | None, typer.Option("--model", help="Model name (overrides config).")]
 BaseUrlOpt = Annotated[
@@ -88,29 +78,6 @@ _EXIT: dict[FinishReason, int] = {
 }
 
 
-def run_process_tool(
-    tool: ProcessTool,
-    action: str,
-    payload: dict[str, Any],
-    *,
-    env: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    """Run a registered process tool through the contract orchestrator; a JSON result.
-
-    ``env`` is what the child's allowlisted environment is picked from (ours when None).
-    """
-    outcome = run_process(tool.command, new_request(tool.name, action, payload), env=env)
-    if not isinstance(outcome, Replied):
-        return {"error": outcome.message}
-    reply = outcome.response
-    out: dict[str, Any] = {"success": reply.status == "success", "code": reply.code}
-    if reply.result is not None:
-        out["result"] = reply.result.model_dump(mode="json", exclude_none=True)
-    if reply.error:
-        out["error"] = reply.error
-    return out
-
-
 @dataclass(frozen=True, slots=True)
 class _Session:
     agent: Agent
@@ -128,27 +95,10 @@ def _session(
     ws = open_workspace(vault, data_dir)
     semantic = Semantic()
     ctx = open_context(ws.vault, ws.db_path, semantic=semantic, source="agent")
-    memory = connect_memory(memory_db_path(data_root(data_dir)))
+    root = data_root(data_dir)
+    memory = connect_memory(memory_db_path(root))
     try:
-        vault_tools = VaultTools(ctx)
-        tools: Any = vault_tools
-        if cfg.process_tools:
-            register_shipped(memory)
-            # The vault of the run, never the model's choice: vault_path and repo_path are fixed.
-            registered = list_process_tools(memory)
-            # The child finds the same data folder (and so the vault's write lock) as this process.
-            child_env = {**os.environ, DATA_DIR_ENV: str(data_root(data_dir))}
-            runner = functools.partial(run_process_tool, env=child_env)
-            process = ProcessTools.for_vault(registered, runner, ws.vault)
-            tools = CombinedTools(vault_tools, process)
-        agent = Agent(
-            make_model(cfg),
-            tools,
-            build_system_prompt(vault_tools.facts(), extra=cfg.instructions),
-            policy=ApprovalPolicy(auto_approve=yes).with_rules(cfg.approvals),
-            limits=RunLimits(cfg.max_steps, cfg.token_budget, cfg.attach_budget),
-            vault=vault_tools,
-        )
+        agent = build_agent(ctx, cfg, make_model(cfg), data_root=root, auto_approve=yes)
         yield _Session(agent, memory, ws.vault, ws.db_path, semantic)
     finally:
         memory.close()

@@ -1,8 +1,10 @@
 """The three vault tools as MCP tools: their list, and one call from arguments to result.
 
 * ``list_tools(names)`` derives the MCP tools from the registry (``tools.TOOLS``): the same
-  descriptions and JSON Schemas, plus annotations (``HINTS``). With more than one vault each
-  schema gains a required ``vault`` parameter (an enum of the names); with one it has none.
+  titles, descriptions and JSON Schemas the model receives, and annotations from each tool's
+  facts (read-only, destructive, idempotent; nothing reaches beyond the vault: not open-world).
+  With more than one vault each schema gains a required ``vault`` parameter (an enum of the
+  names); with one it has none.
 * ``call_tool(...)`` validates the call, applies the approval policy, runs the tool on the
   vault's context in a worker thread and returns a ``CallToolResult``: the tool's JSON result as
   ``structuredContent`` and as text, with ``isError`` when the call failed (a bad argument, a
@@ -32,28 +34,14 @@ from vaultpilot.mcp.vaults import VaultSession
 from vaultpilot.tools import TOOLS, get_tool, run_tool
 from vaultpilot.tools.registry import is_error
 
-__all__ = ["HINTS", "MAX_ARGUMENTS", "VAULT_PARAM", "Approvals", "call_tool", "list_tools"]
+__all__ = ["MAX_ARGUMENTS", "VAULT_PARAM", "Approvals", "call_tool", "list_tools"]
 
 VAULT_PARAM = "vault"
 # The largest tool call accepted, as JSON (the HTTP server's own body limit is the same).
 MAX_ARGUMENTS = 4 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class _Hints:
-    title: str
-    read_only: bool
-    destructive: bool
-    idempotent: bool
-
-
-# What each tool may do to the vault. obsidian_vault_manager deletes and moves notes among its
-# operations, so it is destructive as a whole; nothing reaches beyond the vault (openWorld false).
-HINTS: Mapping[str, _Hints] = {
-    "obsidian_query_vault": _Hints("Find notes in the vault", True, False, True),
-    "obsidian_get_context": _Hints("Read notes with their context", True, False, True),
-    "obsidian_vault_manager": _Hints("Change notes and folders", False, True, False),
-}
+_NAMES = {tool.name for tool in TOOLS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,18 +72,17 @@ def list_tools(names: Sequence[str]) -> list[types.Tool]:
     """The MCP tools for a server serving the vaults ``names`` (see the module)."""
     out = []
     for tool in TOOLS:
-        hints = HINTS[tool.name]
         out.append(
             types.Tool(
                 name=tool.name,
-                title=hints.title,
+                title=tool.title,
                 description=tool.description,
                 input_schema=_schema(tool.schema(), names),
                 annotations=types.ToolAnnotations(
-                    title=hints.title,
-                    read_only_hint=hints.read_only,
-                    destructive_hint=hints.destructive,
-                    idempotent_hint=hints.idempotent,
+                    title=tool.title,
+                    read_only_hint=tool.read_only,
+                    destructive_hint=tool.destructive,
+                    idempotent_hint=tool.idempotent,
                     open_world_hint=False,
                 ),
             )
@@ -151,9 +138,9 @@ async def call_tool(
 ) -> types.CallToolResult | types.InputRequiredResult:
     """One ``tools/call`` (see the module); ``ctx`` is the SDK's request context."""
     name = params.name
-    if name not in HINTS:
+    if name not in _NAMES:
         raise MCPError(
-            types.INVALID_PARAMS, f"Unknown tool '{name}'. Valid tools: {', '.join(HINTS)}."
+            types.INVALID_PARAMS, f"Unknown tool '{name}'. Valid tools: {', '.join(_NAMES)}."
         )
     arguments: dict[str, Any] = dict(params.arguments or {})
     size = len(json.dumps(arguments, ensure_ascii=False).encode("utf-8"))

@@ -3,7 +3,8 @@
 * ``vaultId``: the VaultID asked for.
 * ``currentGoal``: the goal of the vault's active agent run, else of its last run, else "".
 * ``systemPrompt``: the built-in agent's system prompt for this vault (its role, how it uses the
-  tools, today's date and the vault's facts), so an external agent can act the same way.
+  tools, today's date, the vault's facts and the configured ``instructions``: the same text
+  ``agent.build`` gives the built-in agent), so an external agent can act the same way.
 * ``stateSummary``: a few lines: the vault's size, the most recently changed notes, how much of
   it semantic search covers, the agent's state and the last status an agent reported.
 * ``activeFiles``: the notes the active (else last) run named in its tool calls or attached with
@@ -16,14 +17,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vaultpilot.agent.prompt import build_system_prompt
+from vaultpilot.agent.build import system_prompt
+from vaultpilot.agent.config import AgentConfig
 from vaultpilot.agent.vault_tools import VaultTools
 from vaultpilot.index.background import EmbedProgress, describe_coverage
 from vaultpilot.index.lookup import folder_note_counts
 from vaultpilot.index.semantic import EmbeddingStatus
 from vaultpilot.server.models import ACS_TOOLS, AGENT_TOOLS
 from vaultpilot.server.runs import RunRecord
-from vaultpilot.tools import ToolContext, call_tool
+from vaultpilot.tools import ToolContext
+from vaultpilot.tools.api import recent_notes
 
 __all__ = ["StatusRecord", "available_tools", "build_vault_context"]
 
@@ -44,20 +47,13 @@ def available_tools(*, shell_enabled: bool) -> list[str]:
     return [*names, *AGENT_TOOLS]
 
 
-def _vault_facts(ctx: ToolContext) -> tuple[str, list[str], int, int]:
+def _vault_facts(ctx: ToolContext, config: AgentConfig) -> tuple[str, list[str], int, int]:
     """The system prompt, the most recent notes, the note and folder counts (one locked call)."""
-    tools = VaultTools(ctx)
-    prompt = build_system_prompt(tools.facts())
+    prompt = system_prompt(VaultTools(ctx), config)
     counts = folder_note_counts(ctx.conn)
     notes = sum(n for n, _ in counts.values())
     folders = sum(1 for folder, (n, _) in counts.items() if folder and n)
-    recent = call_tool(
-        ctx,
-        "obsidian_query_vault",
-        {"queryType": "recent_changes", "limit": _RECENT, "responseFormat": "concise"},
-    )
-    paths = [str(r["path"]) for r in recent.get("results", []) if "path" in r]
-    return prompt, paths, notes, folders
+    return prompt, recent_notes(ctx, _RECENT), notes, folders
 
 
 def _agent_line(record: RunRecord | None) -> str:
@@ -76,9 +72,11 @@ def build_vault_context(
     shell_enabled: bool,
     coverage: EmbeddingStatus,
     embedding: EmbedProgress | None = None,
+    config: AgentConfig | None = None,
 ) -> dict[str, object]:
-    """The ``IAgentVaultContext`` JSON (blocking: call under the vault's lock, in a thread)."""
-    prompt, recent, notes, folders = _vault_facts(ctx)
+    """The ``IAgentVaultContext`` JSON (blocking: call under the vault's lock, in a thread).
+    ``config`` is the built-in agent's (its instructions join the system prompt)."""
+    prompt, recent, notes, folders = _vault_facts(ctx, config or AgentConfig())
     lines = [f"Vault '{ctx.root.name}' (VaultID {vault_id}): {notes} notes in {folders} folders."]
     if recent:
         lines.append("Recently changed: " + ", ".join(recent) + ".")

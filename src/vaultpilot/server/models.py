@@ -23,6 +23,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
+from vaultpilot.tools import TOOLS
+
 __all__ = [
     "ACS_TOOLS",
     "AGENT_TOOLS",
@@ -61,10 +63,12 @@ __all__ = [
 ]
 
 ACS_TOOLS = ("GetVaultContext", "ExecuteShell", "CreateNote", "UpdateNote", "ReportStatus")
-AGENT_TOOLS = ("obsidian_query_vault", "obsidian_get_context", "obsidian_vault_manager")
+AGENT_TOOLS = tuple(tool.name for tool in TOOLS)
 UI_COMMANDS = ("StartAgent", "InterruptAgent", "ResumeAgent", "ToolOverride", "ApproveToolCall")
 WS_ONLY = ("Authenticate", "Subscribe")
 
+# The wire's list of command names (a Literal, for the OpenAPI schema); tests/server checks that
+# it names every vault tool of ``TOOLS``.
 CommandName = Literal[
     "GetVaultContext",
     "ExecuteShell",

@@ -52,7 +52,7 @@ from vaultpilot.server.state import ServerState
 from vaultpilot.server.validation import explain
 from vaultpilot.server.vaults import VaultHandle
 from vaultpilot.server.ws import Subscriber
-from vaultpilot.tools import ToolContext, run_tool
+from vaultpilot.tools import ToolContext, api, run_tool
 
 __all__ = ["COMMANDS", "dispatch", "dispatch_text", "execute", "parse_command"]
 
@@ -89,6 +89,7 @@ async def _get_vault_context(
     record, status = state.runs.latest(vid), state.statuses.get(vid)
     enabled = state.settings.shell.enabled
     progress, coverage = await asyncio.to_thread(vault.embedding)
+    config = state.runs.config
     return await vault.run(
         lambda ctx: build_vault_context(
             ctx,
@@ -98,6 +99,7 @@ async def _get_vault_context(
             shell_enabled=enabled,
             coverage=coverage,
             embedding=progress,
+            config=config,
         )
     )
 
@@ -136,36 +138,31 @@ async def _create_note(
     state: ServerState, args: CreateNoteArgs, _sub: Subscriber | None
 ) -> dict[str, Any]:
     vault = state.vaults.get(args.vault_id)
-    request = {"operation": "create_note", "target": args.file_path, "content": args.content}
-    result = await _tool(vault, "obsidian_vault_manager", request)
-    path = str(result["affectedPaths"][0])
-    return {"Success": True, "NoteURI": vault.note_uri(path), "Version": result.get("version", "")}
+    written = await vault.run(lambda ctx: api.create_note(ctx, args.file_path, args.content))
+    return {"Success": True, "NoteURI": vault.note_uri(written.path), "Version": written.version}
 
 
-def _update_request(args: UpdateNoteArgs) -> dict[str, Any]:
+def _update(ctx: ToolContext, args: UpdateNoteArgs) -> api.Written:
     changes = args.changes
     if isinstance(changes, str):
-        return {"operation": "update_note", "target": args.file_path, "content": changes}
-    request: dict[str, Any] = {"target": args.file_path}
+        return api.update_note(ctx, args.file_path, content=changes)
+    metadata = changes.frontmatter or None
+    expected = changes.expected_version or None
     if isinstance(changes, NoteChanges) and changes.append is not None:
-        request.update(operation="append_note", content=changes.append)
-    else:
-        request["operation"] = "update_note"
-        if changes.content is not None:
-            request["content"] = changes.content
-    if changes.frontmatter:
-        request["metadata"] = changes.frontmatter
-    if changes.expected_version:
-        request["expectedVersion"] = changes.expected_version
-    return request
+        return api.append_note(
+            ctx, args.file_path, changes.append, metadata=metadata, expected_version=expected
+        )
+    return api.update_note(
+        ctx, args.file_path, content=changes.content, metadata=metadata, expected_version=expected
+    )
 
 
 async def _update_note(
     state: ServerState, args: UpdateNoteArgs, _sub: Subscriber | None
 ) -> dict[str, Any]:
     vault = state.vaults.get(args.vault_id)
-    result = await _tool(vault, "obsidian_vault_manager", _update_request(args))
-    return {"Success": True, "Version": result.get("version", "")}
+    written = await vault.run(lambda ctx: _update(ctx, args))
+    return {"Success": True, "Version": written.version}
 
 
 async def _report_status(

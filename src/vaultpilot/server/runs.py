@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from vaultpilot.agent.approvals import ApprovalPolicy
+from vaultpilot.agent.build import build_agent
 from vaultpilot.agent.config import AgentConfig
 from vaultpilot.agent.controls import RunControls
 from vaultpilot.agent.conversations import (
@@ -59,9 +59,8 @@ from vaultpilot.agent.conversations import (
     run_conversation,
 )
 from vaultpilot.agent.events import AgentEvent, event_to_dict
-from vaultpilot.agent.loop import Agent, RunLimits, StepGate
+from vaultpilot.agent.loop import Agent, StepGate
 from vaultpilot.agent.model import ModelClient
-from vaultpilot.agent.prompt import build_system_prompt
 from vaultpilot.agent.vault_tools import VaultTools
 from vaultpilot.errors import InvalidArgumentError, NotFoundError, RequestError, SetupError
 from vaultpilot.memory.db import connect as connect_memory
@@ -71,6 +70,7 @@ from vaultpilot.server.settings import ServerSettings, ShellPolicy
 from vaultpilot.server.shell import scrubbed_env
 from vaultpilot.server.vaults import VaultHandle
 from vaultpilot.server.ws import Hub, Subscriber
+from vaultpilot.tools import TOOLS
 
 __all__ = ["FINAL_STATUSES", "SERVER_URL_ENV", "RunRecord", "Runs"]
 
@@ -78,19 +78,20 @@ SERVER_URL_ENV = "VAULTPILOT_SERVER_URL"
 FINAL_STATUSES = frozenset(
     {"done", "completed", "finished", "error", "failed", "stopped", "interrupted", "idle"}
 )
-_FILE_ARGS = ("target", "targets", "referenceNote", "reference_note", "path")
-_CHANGED_ARGS = ("target", "targets", "destination", "newPath", "path")
+_VAULT_TOOLS = {t.name: t for t in TOOLS}
 
 
-def changed_files(arguments: dict[str, Any] | None) -> list[str]:
-    """The note paths a tool call's arguments name as changed (for per-file approval)."""
-    out: list[str] = []
-    for key in _CHANGED_ARGS:
-        value = (arguments or {}).get(key)
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, str) and item and item not in out:
-                out.append(item)
-    return out
+def named_files(name: str, arguments: dict[str, Any] | None) -> list[str]:
+    """The notes and folders a vault-tool call names (none for other tools)."""
+    tool = _VAULT_TOOLS.get(name)
+    return tool.files(arguments) if tool is not None else []
+
+
+def changed_files(name: str, arguments: dict[str, Any] | None) -> list[str]:
+    """The notes and folders a call would change (for per-file approval)."""
+    tool = _VAULT_TOOLS.get(name)
+    op = tool.operation(arguments) if tool is not None else None
+    return tool.files(arguments) if tool is not None and op is not None and op.writes else []
 
 
 @dataclass(slots=True)
@@ -111,12 +112,8 @@ class RunRecord:
     gate: StepGate | None = None
     approval_files: dict[str, list[str]] = field(default_factory=dict)  # call id -> paths
 
-    def note_files(self, arguments: dict[str, Any] | None) -> None:
-        for key in _FILE_ARGS:
-            value = (arguments or {}).get(key)
-            for item in value if isinstance(value, list) else [value]:
-                if isinstance(item, str) and item and item not in self.files:
-                    self.files.append(item)
+    def note_files(self, paths: list[str]) -> None:
+        self.files.extend(p for p in dict.fromkeys(paths) if p and p not in self.files)
 
 
 class Runs:
@@ -154,6 +151,11 @@ class Runs:
             self._no_model = problem
 
     # ----- queries
+    @property
+    def config(self) -> AgentConfig:
+        """The built-in agent's settings (its instructions join every system prompt)."""
+        return self._config
+
     @property
     def model_name(self) -> str | None:
         """What answers StartAgent: the built-in model's name, an external agent, or None."""
@@ -254,16 +256,12 @@ class Runs:
 
     def _build_agent(self, vault: VaultHandle, model: ModelClient) -> Agent:
         ctx = vault.open_run_context()
-        cfg = self._config
+        data = self._memory_path.parent if self._memory_path is not None else None
         try:
-            tools = VaultTools(ctx)
-            prompt = build_system_prompt(tools.facts(), extra=cfg.instructions)
+            return build_agent(ctx, self._config, model, data_root=data)
         except BaseException:
             ctx.conn.close()
             raise
-        policy = ApprovalPolicy().with_rules(cfg.approvals)
-        limits = RunLimits(cfg.max_steps, cfg.token_budget, cfg.attach_budget)
-        return Agent(model, tools, prompt, policy, limits, vault=tools)
 
     async def _drive(self, record: RunRecord, agent: Agent, vault: VaultHandle) -> None:
         assert record.conversation_id is not None
@@ -294,18 +292,18 @@ class Runs:
             record.awaiting.clear()
             record.approval_files.clear()
             self._hub.close_run(record.run_id)
-            if isinstance(agent.tools, VaultTools):
-                await asyncio.to_thread(agent.tools.ctx.conn.close)
+            if isinstance(agent.vault, VaultTools):
+                await asyncio.to_thread(agent.vault.ctx.conn.close)
 
     @staticmethod
     def _track(record: RunRecord, event: AgentEvent) -> None:
         match event.kind:
             case "tool_call":
                 record.pending[event.call_id] = event.name
-                record.note_files(event.arguments)
+                record.note_files(named_files(event.name, event.arguments))
             case "approval_required":
                 record.awaiting.add(event.call_id)
-                record.approval_files[event.call_id] = changed_files(event.arguments)
+                record.approval_files[event.call_id] = changed_files(event.name, event.arguments)
             case "approval_resolved":
                 record.awaiting.discard(event.call_id)
                 record.approval_files.pop(event.call_id, None)
@@ -313,8 +311,7 @@ class Runs:
                 record.pending.pop(event.call_id, None)
                 record.awaiting.discard(event.call_id)
             case "context_attached":
-                for note in event.notes:
-                    record.note_files({"path": note.get("path")})
+                record.note_files([str(note.get("path") or "") for note in event.notes])
             case _:
                 pass
 

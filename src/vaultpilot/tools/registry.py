@@ -1,12 +1,22 @@
-"""The tool registry: the three vault tools, their schemas, and the one way to call them.
+"""The tool registry: the three vault tools, each described once, and the one way to call them.
 
-Transports (the agent loop, the HTTP server, MCP, the CLI) use only this module:
+A ``Tool`` is the one description of a vault tool, as MCP's ``Tool`` with its annotations is:
 
-* ``TOOLS`` / ``get_tool(name)``: each ``Tool`` has a ``name``, a ``description`` (the tool
-  function's docstring, written for the model), its parameters model and ``schema()``, the JSON
-  Schema of its parameters (self-contained: no ``$ref``, no titles).
-* ``tool_schemas()``: ``[{name, description, parameters}]`` for every tool, the shape LLM tool
-  lists and MCP expect.
+* ``name``, ``title``, ``description`` (the tool function's docstring, written for the model,
+  unwrapped) and ``schema()`` (its parameters, rendered by ``tools.schema``: exactly what the
+  model and MCP clients receive);
+* ``params`` (the typed parameters model) and ``run`` (the typed function), and ``failure``, the
+  shape of a failed call's result;
+* ``selector``, the argument that picks the operation, and ``operations``: the facts of each
+  (``tools.operations``: writes, destructive, guarded, which arguments name files, dry run).
+  ``read_only``/``destructive``/``idempotent`` of the whole tool derive from them;
+* ``versions(result)``, the ``(path, version)`` pairs a result reports (what the agent passes back
+  as ``expectedVersion``).
+
+Transports (the agent loop, the HTTP server, MCP, the CLI) use only this module and the typed
+functions of ``tools.api``:
+
+* ``TOOLS`` / ``get_tool(name)``; ``tool_schemas()``: ``[{name, description, parameters}]``.
 * ``call_tool(ctx, name, arguments)`` validates ``arguments`` (a JSON object), runs the tool and
   returns its JSON result. It never raises for a bad call: a validation problem, a
   ``VaultpilotError`` or an unexpected failure becomes the tool's failure result with a message
@@ -16,23 +26,30 @@ Transports (the agent loop, the HTTP server, MCP, the CLI) use only this module:
 
 from __future__ import annotations
 
-import copy
 import inspect
 import logging
-from collections.abc import Callable, Mapping, Sized
+import typing
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
-from pydantic.alias_generators import to_camel
 
 from vaultpilot.errors import InternalError, InvalidArgumentError, VaultpilotError
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.manage import obsidian_vault_manager
 from vaultpilot.tools.models import GetContextParams, QueryVaultParams, VaultManagerParams
+from vaultpilot.tools.operations import (
+    CONTEXT_OPERATIONS,
+    MANAGER_OPERATIONS,
+    QUERY_OPERATIONS,
+    Operation,
+)
 from vaultpilot.tools.query import obsidian_query_vault
 from vaultpilot.tools.read import obsidian_get_context
+from vaultpilot.tools.schema import render_schema, unwrap_text
 from vaultpilot.tools.tokens import estimate_tokens
+from vaultpilot.tools.validation import explain
 
 __all__ = [
     "TOOLS",
@@ -47,57 +64,64 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 Runner = Callable[[ToolContext, Any], Mapping[str, Any]]
+Versions = Callable[[Mapping[str, Any]], list[tuple[str, str]]]
 
 
-def _inline(schema: dict[str, Any]) -> dict[str, Any]:
-    """One plain schema: ``$ref``s resolved, no titles, and ``X | null`` (default null) as ``X``.
-
-    An optional parameter is shown as its type alone (null is still accepted); that halves the
-    schema the model reads without hiding anything it needs.
-    """
-    defs = schema.pop("$defs", {})
-
-    def walk(node: Any) -> Any:
-        if isinstance(node, dict):
-            if "$ref" in node:
-                target = copy.deepcopy(defs[node["$ref"].rsplit("/", 1)[-1]])
-                rest = {k: v for k, v in node.items() if k != "$ref"}
-                return walk({**target, **rest})
-            options = node.get("anyOf")
-            if isinstance(options, list) and {"type": "null"} in options and len(options) == 2:
-                (other,) = [o for o in options if o != {"type": "null"}]
-                rest = {k: v for k, v in node.items() if k != "anyOf"}
-                if rest.get("default", 0) is None:
-                    del rest["default"]
-                target = other if "$ref" not in other else walk(other)
-                return walk({**target, **rest})
-            return {k: walk(v) for k, v in node.items() if k != "title"}
-        if isinstance(node, list):
-            return [walk(v) for v in node]
-        return node
-
-    out: dict[str, Any] = walk(schema)
-    out.pop("description", None)
-    return out
+def _no_versions(_result: Mapping[str, Any]) -> list[tuple[str, str]]:
+    return []
 
 
 @dataclass(frozen=True, slots=True)
 class Tool:
     name: str
+    title: str
     params: type[BaseModel]
     run: Runner
     failure: Callable[[str, Mapping[str, Any]], dict[str, Any]]
+    selector: str  # the wire name of the argument that picks the operation
+    operations: Mapping[str, Operation]
+    versions: Versions = _no_versions
 
     @property
     def description(self) -> str:
-        return inspect.getdoc(self.run) or ""
+        return unwrap_text(inspect.getdoc(self.run) or "")
 
     def schema(self) -> dict[str, Any]:
-        """The JSON Schema of the tool's parameters (camelCase names, as on the wire)."""
-        return _inline(self.params.model_json_schema(by_alias=True))
+        """The JSON Schema of the tool's parameters, as the model and MCP clients receive it."""
+        return render_schema(self.params)
 
     def spec(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "parameters": self.schema()}
+
+    @property
+    def read_only(self) -> bool:
+        return not any(op.writes for op in self.operations.values())
+
+    @property
+    def destructive(self) -> bool:
+        return any(op.destructive for op in self.operations.values())
+
+    @property
+    def idempotent(self) -> bool:
+        return all(op.idempotent for op in self.operations.values())
+
+    def operation(self, arguments: Mapping[str, Any] | None) -> Operation | None:
+        """The operation a call's arguments pick (None when they name no known one)."""
+        value = (arguments or {}).get(self.selector)
+        return self.operations.get(value) if isinstance(value, str) else None
+
+    def files(self, arguments: Mapping[str, Any] | None) -> list[str]:
+        """The notes and folders a call names, in the order its operation lists them."""
+        op = self.operation(arguments)
+        return list(dict.fromkeys(_names(arguments or {}, op.files if op else ())))
+
+
+def _names(arguments: Mapping[str, Any], fields: tuple[str, ...]) -> Iterator[str]:
+    for key in fields:
+        value = arguments.get(key)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and item:
+                yield item
 
 
 def _query_failure(message: str, _args: Mapping[str, Any]) -> dict[str, Any]:
@@ -127,12 +151,66 @@ def _manager_failure(message: str, args: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _read_versions(result: Mapping[str, Any]) -> list[tuple[str, str]]:
+    notes = [result.get("primaryNote"), *(result.get("relatedNotes") or [])]
+    return [
+        (str(n["path"]), str(n["version"]))
+        for n in notes
+        if isinstance(n, Mapping) and isinstance(n.get("version"), str) and n.get("path")
+    ]
+
+
+def _write_versions(result: Mapping[str, Any]) -> list[tuple[str, str]]:
+    # A single-note write reports the note's new version beside the path it now has.
+    version, paths = result.get("version"), result.get("affectedPaths") or []
+    if result.get("success") is False or not isinstance(version, str) or not paths:
+        return []
+    return [(str(paths[0]), version)]
+
+
 TOOLS: tuple[Tool, ...] = (
-    Tool("obsidian_query_vault", QueryVaultParams, obsidian_query_vault, _query_failure),
-    Tool("obsidian_get_context", GetContextParams, obsidian_get_context, _context_failure),
-    Tool("obsidian_vault_manager", VaultManagerParams, obsidian_vault_manager, _manager_failure),
+    Tool(
+        "obsidian_query_vault",
+        "Find notes in the vault",
+        QueryVaultParams,
+        obsidian_query_vault,
+        _query_failure,
+        "queryType",
+        QUERY_OPERATIONS,
+    ),
+    Tool(
+        "obsidian_get_context",
+        "Read notes with their context",
+        GetContextParams,
+        obsidian_get_context,
+        _context_failure,
+        "contextType",
+        CONTEXT_OPERATIONS,
+        _read_versions,
+    ),
+    Tool(
+        "obsidian_vault_manager",
+        "Change notes and folders",
+        VaultManagerParams,
+        obsidian_vault_manager,
+        _manager_failure,
+        "operation",
+        MANAGER_OPERATIONS,
+        _write_versions,
+    ),
 )
 _BY_NAME = {t.name: t for t in TOOLS}
+
+
+def _selector_values(tool: Tool) -> set[str]:
+    by_alias = {f.alias or n: f for n, f in tool.params.model_fields.items()}
+    return set(typing.get_args(by_alias[tool.selector].annotation))
+
+
+# The facts and the parameter models must name the same operations; a mismatch is our bug.
+for _tool in TOOLS:
+    if _selector_values(_tool) != set(_tool.operations):  # pragma: no cover - caught by any test
+        raise InternalError(f"{_tool.name}: tools.operations and tools.models disagree")
 
 
 def get_tool(name: str) -> Tool:
@@ -147,99 +225,6 @@ def get_tool(name: str) -> Tool:
 def tool_schemas() -> list[dict[str, Any]]:
     """``{name, description, parameters}`` for every tool."""
     return [t.spec() for t in TOOLS]
-
-
-def _field_names(model: type[BaseModel]) -> list[str]:
-    return [f.alias or name for name, f in model.model_fields.items()]
-
-
-# What a length limit protects and what to do instead, by parameter (the last name in the
-# error's location, camelCase as on the wire): (what happens to the allowed part, advice).
-_NAME_ADVICE = ("are read", "Pass a shorter path or title")
-_STRING_ADVICE: dict[str, tuple[str, str]] = {
-    "query": ("are searched", "Ask with fewer words"),
-    "content": ("fit in a note", "Split it into several notes"),
-    "contains": ("are compared", "Search for a shorter text"),
-    "tags": ("are read", "Use a shorter tag"),
-    "expectedVersion": ("are read", "Pass the 'version' exactly as you read it"),
-    "date": ("are read", "Write a date as YYYY-MM-DD"),
-    "from": ("are read", "Write a date as YYYY-MM-DD"),
-    "to": ("are read", "Write a date as YYYY-MM-DD"),
-    **dict.fromkeys(
-        ("target", "targets", "destination", "referenceNote", "path", "folder"), _NAME_ADVICE
-    ),
-}
-_LIST_ADVICE: dict[str, tuple[str, str]] = {
-    "targets": ("are taken in one call", "Split them into several calls"),
-    "tags": ("are combined", "Filter on fewer tags"),
-    "properties": ("are combined", "Filter on fewer properties"),
-    "metadata": ("are set in one call", "Split them into several calls"),
-    "metadataChanges": ("are set in one call", "Split them into several calls"),
-}
-
-
-def _too_long(loc: str, item: Mapping[str, Any]) -> str:
-    """A length limit in the caller's terms: how long it was, the limit, what to do instead."""
-    ctx = item.get("ctx") or {}
-    given = item.get("input")
-    names = [p for p in loc.split(".") if not p.isdigit()]
-    name = to_camel(names[-1]) if names else loc
-    match item["type"]:
-        case "note_too_large":
-            return (
-                f"'{loc}' is {ctx['size']:,} bytes in UTF-8; at most {ctx['max_bytes']:,} "
-                "fit in a note. Split it into several notes"
-            )
-        case "too_many_filters":
-            return (
-                f"'{loc}' has {ctx['count']:,} conditions and values; at most "
-                f"{ctx['max_items']:,} are combined. Filter on fewer tags, properties or values"
-            )
-        case "filter_value_too_long":
-            return (
-                f"a property name or value in '{loc}' has {ctx['length']:,} characters; at most "
-                f"{ctx['max_length']:,} are compared. Filter on a shorter value"
-            )
-        case "string_too_long":
-            length = len(given) if isinstance(given, str) else 0
-            done, advice = _STRING_ADVICE.get(name, ("are accepted", "Shorten it"))
-            unit = "characters"
-        case _:  # too_long: a list or an object
-            length = ctx.get("actual_length") or (len(given) if isinstance(given, Sized) else 0)
-            done, advice = _LIST_ADVICE.get(name, ("are accepted", "Pass fewer"))
-            unit = "entries" if ctx.get("field_type") == "Dictionary" else "items"
-    limit = int(ctx.get("max_length", 0))
-    return f"'{loc}' has {length:,} {unit}; at most {limit:,} {done}. {advice}"
-
-
-_LENGTH_ERRORS = (
-    "string_too_long",
-    "too_long",
-    "note_too_large",
-    "too_many_filters",
-    "filter_value_too_long",
-)
-
-
-def _explain(tool: Tool, err: ValidationError) -> str:
-    """A validation error in the model's terms: which parameter, what is wrong, what is valid."""
-    problems: list[str] = []
-    for item in err.errors(include_url=False):
-        loc = ".".join(str(part) for part in item["loc"]) or "arguments"
-        kind = item["type"]
-        if kind == "extra_forbidden":
-            valid = ", ".join(_field_names(tool.params))
-            problems.append(f"unknown parameter '{loc}' (valid parameters: {valid})")
-        elif kind == "literal_error" and loc in ("operation", "queryType", "contextType"):
-            valid = (item.get("ctx") or {}).get("expected", "")
-            problems.append(f"unknown {loc} {item['input']!r}; valid values: {valid}")
-        elif kind == "missing":
-            problems.append(f"'{loc}' is required")
-        elif kind in _LENGTH_ERRORS:
-            problems.append(_too_long(loc, item))
-        else:
-            problems.append(f"'{loc}': {item['msg']}")
-    return f"Invalid arguments for {tool.name}: " + "; ".join(problems) + "."
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,7 +246,7 @@ def run_tool(ctx: ToolContext, name: str, arguments: Mapping[str, Any] | None) -
     try:
         params = tool.params.model_validate(dict(args))
     except ValidationError as exc:
-        err = InvalidArgumentError(_explain(tool, exc))
+        err = InvalidArgumentError(explain(exc, subject=tool.name, model=tool.params))
         return ToolOutcome(tool.failure(err.message, args), err)
     try:
         result = dict(tool.run(ctx, params))

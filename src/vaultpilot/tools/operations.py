@@ -1,0 +1,101 @@
+"""What each operation of the three vault tools does: the facts every layer reads, written once.
+
+An ``Operation`` is one value of a tool's selector argument (``queryType``, ``contextType``,
+``operation``). Its facts:
+
+* ``writes``: it changes the vault (else it only reads).
+* ``destructive``: it removes or relocates notes, or changes many at once; the default approval
+  policy asks before it runs, and MCP marks the tool ``destructiveHint``.
+* ``idempotent``: calling it twice with the same arguments has no further effect.
+* ``guarded``: it takes ``expectedVersion``; the agent passes the version of the note it read, so
+  a note changed meanwhile is refused, not overwritten.
+* ``forgets``: afterwards the target's old version means nothing (it moved or is gone).
+* ``files``: the arguments that name notes or folders it reads or changes (``target``,
+  ``targets``, ``destination``, ``referenceNote``, ``path``), in that order.
+* ``dry_run``: ``dryRun: true`` previews it as per-file diffs without writing.
+* ``effect``: a short phrase for a person deciding whether to approve it.
+
+Approvals (``agent.approvals``), version tracking (``agent.versions``), run records and RPC
+handlers (``server``), MCP annotations (``mcp.tools``) and the schema derive from these facts;
+none keeps a list of operation names of its own. To add an operation, add it here and to the
+tool's parameter model (``tools.models``) and implement it in the tool's module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+__all__ = [
+    "CONTEXT_OPERATIONS",
+    "MANAGER_OPERATIONS",
+    "QUERY_OPERATIONS",
+    "Operation",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    name: str
+    effect: str
+    writes: bool = False
+    destructive: bool = False
+    idempotent: bool = True
+    guarded: bool = False
+    forgets: bool = False
+    files: tuple[str, ...] = ()
+    dry_run: bool = False
+
+
+def _table(*ops: Operation) -> Mapping[str, Operation]:
+    return MappingProxyType({op.name: op for op in ops})
+
+
+def _read(name: str, effect: str, *files: str) -> Operation:
+    return Operation(name, effect, files=files)
+
+
+QUERY_OPERATIONS = _table(
+    _read("semantic_search", "searches the vault"),
+    _read("list_structure", "lists folders and notes", "path"),
+    _read("find_related", "finds notes related to a note", "referenceNote"),
+    _read("search_by_metadata", "filters notes by their properties"),
+    _read("recent_changes", "lists recently changed notes"),
+)
+
+CONTEXT_OPERATIONS = _table(
+    _read("read_note", "reads a note", "target"),
+    _read("read_multiple", "reads several notes", "targets"),
+    _read("gather_related", "reads a note and its related notes", "target"),
+    _read("daily_note", "reads a daily note"),
+    _read("note_with_backlinks", "reads a note and the notes linking to it", "target"),
+)
+
+_ONE = ("target",)
+_TWO = ("target", "destination")
+MANAGER_OPERATIONS = _table(
+    Operation("create_note", "creates a note", writes=True, idempotent=False, files=_ONE,
+              dry_run=True),
+    Operation("update_note", "replaces a note's text", writes=True, guarded=True, files=_ONE,
+              dry_run=True),
+    Operation("edit_note", "changes part of a note", writes=True, idempotent=False, files=_ONE,
+              dry_run=True),
+    Operation("append_note", "adds text to a note", writes=True, idempotent=False,
+              guarded=True, files=_ONE, dry_run=True),
+    Operation("delete_note", "deletes a note (to the trash)", writes=True, destructive=True,
+              idempotent=False, guarded=True, forgets=True, files=_ONE),
+    Operation("move_note", "moves or renames a note and updates the links to it", writes=True,
+              destructive=True, idempotent=False, guarded=True, forgets=True, files=_TWO),
+    Operation("create_folder", "creates a folder", writes=True, files=_ONE),
+    Operation("delete_folder", "deletes a folder (to the trash)", writes=True,
+              destructive=True, idempotent=False, files=_ONE),
+    Operation("move_folder", "moves a folder and updates the links into it", writes=True,
+              destructive=True, idempotent=False, files=_TWO),
+    Operation("bulk_tag", "changes the tags of several notes", writes=True, destructive=True,
+              files=("targets",)),
+    Operation("bulk_move", "moves several notes and updates the links to them", writes=True,
+              destructive=True, idempotent=False, files=("targets", "destination")),
+    Operation("bulk_update_metadata", "changes the properties of several notes", writes=True,
+              destructive=True, files=("targets",)),
+)  # fmt: skip

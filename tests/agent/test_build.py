@@ -1,0 +1,146 @@
+"""The tools' facts drive every layer, and one place builds the agent.
+
+Real pieces: the example vault, a real index and memory.db in a data folder, the scripted
+OpenAI-compatible model server over HTTP.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.agent.conftest import collect, model_for, of_kind
+from vaultpilot.agent.approvals import DEFAULT_RULES, ApprovalPolicy
+from vaultpilot.agent.build import NOT_OFFERED, build_agent
+from vaultpilot.agent.config import AgentConfig
+from vaultpilot.agent.testing import ScriptedCall, ScriptedTurn
+from vaultpilot.agent.versions import NoteVersions
+from vaultpilot.locations import memory_db_path, vault_data_dir
+from vaultpilot.memory.journal import Journal
+from vaultpilot.server.context import build_vault_context
+from vaultpilot.server.models import AGENT_TOOLS, CommandName
+from vaultpilot.server.runs import changed_files, named_files
+from vaultpilot.tools import TOOLS, ToolContext, get_tool, open_context
+from vaultpilot.tools.operations import MANAGER_OPERATIONS
+
+MANAGER = "obsidian_vault_manager"
+
+
+@pytest.fixture
+def ctx(vault: Path, data_dir: Path) -> Iterator[ToolContext]:
+    db = vault_data_dir(vault, data_dir) / "index.db"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    context = open_context(vault, db, source="agent")
+    try:
+        yield context
+    finally:
+        context.conn.close()
+        if context.journal is not None:
+            context.journal.close()
+
+
+def test_the_default_approvals_are_the_destructive_operations() -> None:
+    asked = {k.split(".", 1)[1] for k in DEFAULT_RULES if k.startswith(f"{MANAGER}.")}
+    assert asked == {n for n, op in MANAGER_OPERATIONS.items() if op.destructive}
+    assert asked >= {"delete_note", "move_folder", "bulk_tag"}
+    reason = ApprovalPolicy().reason(MANAGER, "move_note")
+    assert "moves or renames a note and updates the links to it" in reason
+    assert "changes or removes things" not in reason
+
+
+def test_versions_are_supplied_for_guarded_operations_only() -> None:
+    versions = NoteVersions()
+    read = {"primaryNote": {"path": "A.md", "version": "v1"}}
+    versions.observe("obsidian_get_context", {"contextType": "read_note", "target": "A"}, read)
+    update = {"operation": "update_note", "target": "A.md", "content": "x"}
+    assert versions.precondition(MANAGER, update) == {"expectedVersion": "v1"}
+    edit = {"operation": "edit_note", "target": "A.md", "edits": []}
+    assert versions.precondition(MANAGER, edit) == {}  # exact edits need no version
+    moved = {"success": True, "affectedPaths": ["B/A.md"], "version": "v2"}
+    versions.observe(MANAGER, {"operation": "move_note", "target": "A.md"}, moved)
+    assert len(versions) == 1 and versions.version_of("B/A.md") == "v2"  # A.md forgotten
+
+
+def test_files_named_and_changed_come_from_the_facts() -> None:
+    move = {"operation": "move_note", "target": "A.md", "destination": "Archive"}
+    assert named_files(MANAGER, move) == ["A.md", "Archive"]
+    assert changed_files(MANAGER, move) == ["A.md", "Archive"]
+    read = {"contextType": "read_multiple", "targets": ["A.md", "B.md", "A.md"]}
+    assert named_files("obsidian_get_context", read) == ["A.md", "B.md"]
+    assert changed_files("obsidian_get_context", read) == []
+    assert named_files("git_agent", {"target": "x"}) == []
+
+
+def test_every_tool_is_a_wire_command_and_its_operations_match_its_model() -> None:
+    assert set(AGENT_TOOLS) <= set(typing.get_args(CommandName))
+    for tool in TOOLS:
+        field = next(
+            f for n, f in tool.params.model_fields.items() if (f.alias or n) == tool.selector
+        )
+        assert set(typing.get_args(field.annotation)) == set(tool.operations)
+    assert get_tool(MANAGER).destructive and get_tool("obsidian_query_vault").read_only
+
+
+def _call(call_id: str, **arguments: Any) -> ScriptedTurn:
+    return ScriptedTurn(tool_calls=[ScriptedCall(id=call_id, name=MANAGER, arguments=arguments)])
+
+
+def test_an_agent_run_is_one_change_set(serve: Any, ctx: ToolContext, data_dir: Path) -> None:
+    server = serve(
+        [
+            _call("c1", operation="create_note", target="Run A.md", content="a"),
+            _call("c2", operation="create_note", target="Run B.md", content="b"),
+            ScriptedTurn(text="Made two notes."),
+        ]
+    )
+    agent = build_agent(ctx, AgentConfig(), model_for(server), data_root=data_dir)
+    events = collect(agent, "make two notes")
+    assert [e.success for e in of_kind(events, "tool_result")] == [True, True]
+    journal = Journal(memory_db_path(data_dir))
+    try:
+        sets = journal.change_sets(str(ctx.root))
+        assert [s.id for s in sets] == ["run-1"]
+        assert sorted(journal.get(str(ctx.root), "run-1").paths()) == ["Run A.md", "Run B.md"]
+    finally:
+        journal.close()
+
+
+def test_the_agent_offers_the_vault_tools_and_the_confined_process_tools(
+    ctx: ToolContext, data_dir: Path, serve: Any
+) -> None:
+    model = model_for(serve([]))
+    names = [
+        s.name for s in build_agent(ctx, AgentConfig(), model, data_root=data_dir).tools.specs()
+    ]
+    assert names[:3] == [t.name for t in TOOLS]
+    assert "git_agent" in names and not NOT_OFFERED & set(names)
+    off = build_agent(ctx, AgentConfig(process_tools=False), model, data_root=data_dir)
+    assert [s.name for s in off.tools.specs()] == [t.name for t in TOOLS]
+
+
+def test_the_vault_context_prompt_is_the_agents_with_its_instructions(
+    ctx: ToolContext, data_dir: Path, serve: Any
+) -> None:
+    config = AgentConfig(instructions="Always answer in haiku.")
+    agent = build_agent(ctx, config, model_for(serve([])), data_root=data_dir)
+    context = build_vault_context(
+        ctx,
+        vault_id="v",
+        record=None,
+        status=None,
+        shell_enabled=False,
+        coverage=_coverage(ctx),
+        config=config,
+    )
+    assert context["systemPrompt"] == agent.system_prompt
+    assert "Always answer in haiku." in agent.system_prompt
+
+
+def _coverage(ctx: ToolContext) -> Any:
+    from vaultpilot.index.semantic import embedding_status
+
+    return embedding_status(ctx.conn)
