@@ -13,7 +13,7 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "vaultpilot"
 RANK = {
-    "errors": 0, "locations": 0, "migrate": 0,
+    "errors": 0, "locations": 0, "migrate": 0, "configfile": 0,
     "vault": 1, "index": 2, "memory": 2, "tools": 3, "contract": 3, "agent": 4,
     "cli": 5, "server": 5, "mcp": 5, "web": 5,
 }  # fmt: skip

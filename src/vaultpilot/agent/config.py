@@ -26,16 +26,15 @@ A bad file or value raises ``SetupError`` naming the file or variable. ``require
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from vaultpilot.agent.approvals import Decision
+from vaultpilot.configfile import CONFIG_ENV, config_path, read_config
 from vaultpilot.errors import SetupError
 
 __all__ = [
@@ -49,7 +48,6 @@ __all__ = [
     "require_model",
 ]
 
-CONFIG_ENV = "VAULTPILOT_CONFIG"
 _LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]", "0.0.0.0")  # noqa: S104 (a URL check, not a bind)
 
 
@@ -104,26 +102,7 @@ class LoadedConfig:
         return rows
 
 
-def config_path(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    if env.get(CONFIG_ENV):
-        return Path(env[CONFIG_ENV]).expanduser()
-    return Path(platformdirs.user_config_dir("vaultpilot", appauthor=False)) / "config.toml"
-
-
 _OTHER_SECTIONS = frozenset({"server"})
-
-
-def _read_file(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        return {}
-    except tomllib.TOMLDecodeError as exc:
-        raise SetupError(f"The config file {path} is not valid TOML: {exc}.") from None
-    except OSError as exc:
-        raise SetupError(f"Could not read the config file {path}: {exc.strerror}.") from None
 
 
 def _explain(exc: ValidationError, where: str) -> str:
@@ -140,15 +119,19 @@ def _explain(exc: ValidationError, where: str) -> str:
 
 
 def load_config(
-    *, env: Mapping[str, str] | None = None, flags: Mapping[str, Any] | None = None
+    *,
+    env: Mapping[str, str] | None = None,
+    flags: Mapping[str, Any] | None = None,
+    path: Path | None = None,
 ) -> LoadedConfig:
-    """Merge file, environment and ``flags`` (values that are None are ignored)."""
+    """Merge file, environment and ``flags`` (values that are None are ignored). ``path`` is
+    the config file when the caller already knows it (``serve --config``), else ``config_path``."""
     env = os.environ if env is None else env
-    path = config_path(env)
+    path = config_path(env) if path is None else path
     values: dict[str, Any] = {}
     sources = dict.fromkeys(AgentConfig.model_fields, "default")
     # The file is shared: tables owned by other parts ([server]) are not agent settings.
-    raw = {k: v for k, v in _read_file(path).items() if k not in _OTHER_SECTIONS}
+    raw = {k: v for k, v in read_config(path).items() if k not in _OTHER_SECTIONS}
     try:
         AgentConfig.model_validate(raw)
     except ValidationError as exc:

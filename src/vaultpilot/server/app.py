@@ -37,7 +37,6 @@ import contextlib
 import functools
 import inspect
 import logging
-import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, get_args
@@ -51,7 +50,7 @@ from starlette.routing import Route
 
 import vaultpilot
 from vaultpilot.agent.approvals import ApprovalPolicy
-from vaultpilot.agent.config import CONFIG_ENV, AgentConfig, load_config, require_model
+from vaultpilot.agent.config import AgentConfig, load_config, require_model
 from vaultpilot.agent.model import ModelClient
 from vaultpilot.agent.providers import make_model
 from vaultpilot.errors import SetupError, VaultpilotError
@@ -122,11 +121,8 @@ def _tool_request_model(name: str) -> type[BaseModel]:
 
 def _configured_model(settings: ServerSettings) -> tuple[ModelClient | None, AgentConfig, str]:
     """The built-in agent's model from the agent configuration, or why there is none."""
-    env = dict(os.environ)
-    if settings.config_path is not None:
-        env[CONFIG_ENV] = str(settings.config_path)
     try:
-        loaded = load_config(env=env)
+        loaded = load_config(path=settings.config_path)
         return make_model(require_model(loaded)), loaded.config, ""
     except SetupError as err:
         return None, AgentConfig(), err.message
@@ -391,11 +387,8 @@ def _routes(app: FastAPI, state: ServerState) -> None:
 def _approval_policy(settings: ServerSettings, agent_config: AgentConfig | None) -> ApprovalPolicy:
     """The approval rules MCP clients are held to: the agent configuration's ``[approvals]``."""
     if agent_config is None:
-        env = dict(os.environ)
-        if settings.config_path is not None:
-            env[CONFIG_ENV] = str(settings.config_path)
         try:
-            agent_config = load_config(env=env).config
+            agent_config = load_config(path=settings.config_path).config
         except VaultpilotError:  # an unreadable config: the defaults (the banner reports it)
             return ApprovalPolicy()
     return ApprovalPolicy().with_rules(agent_config.approvals)

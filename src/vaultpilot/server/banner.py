@@ -9,11 +9,10 @@ text (the caller prints them without markup, so ``[server]`` and URLs stay as th
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from vaultpilot.agent.config import CONFIG_ENV, load_config, require_model
+from vaultpilot.agent.config import load_config, require_model
 from vaultpilot.errors import SetupError
 from vaultpilot.server.sessions import LINK_TTL_S
 from vaultpilot.server.settings import ServerSettings, is_loopback
@@ -32,11 +31,8 @@ def model_status(settings: ServerSettings) -> tuple[str | None, str]:
     """The built-in agent's model name, or None and how to configure one."""
     if settings.agent.command:
         return f"external agent ({Path(settings.agent.command[0]).name})", ""
-    env = dict(os.environ)
-    if settings.config_path is not None:
-        env[CONFIG_ENV] = str(settings.config_path)
     try:
-        return require_model(load_config(env=env)).model, ""
+        return require_model(load_config(path=settings.config_path)).model, ""
     except SetupError as err:
         return None, err.message
 

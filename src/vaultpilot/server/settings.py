@@ -58,7 +58,6 @@ import ipaddress
 import os
 import re
 import shlex
-import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -66,7 +65,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from vaultpilot.agent.config import CONFIG_ENV
-from vaultpilot.agent.config import config_path as agent_config_path
+from vaultpilot.configfile import config_path as agent_config_path
+from vaultpilot.configfile import read_config
 from vaultpilot.errors import SetupError
 from vaultpilot.locations import VAULT_ENV, data_root
 from vaultpilot.vault.lock import DEFAULT_WAIT
@@ -268,12 +268,7 @@ def _add_vault(vaults: dict[str, Path], vault_id: str, path: Path) -> None:
 
 
 def _read_config(path: Path) -> _ConfigFile:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SetupError(f"Could not read the config file {path}: {exc.strerror}.") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SetupError(f"The config file {path} is not valid TOML: {exc}.") from None
+    data = read_config(path)
     table: Any = data.get("server", {})
     try:
         return _ConfigFile.model_validate(table)
