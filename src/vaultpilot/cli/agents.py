@@ -32,7 +32,7 @@ from vaultpilot.locations import DATA_DIR_ENV, data_root, memory_db_path
 from vaultpilot.memory.db import connect
 from vaultpilot.memory.registry import ProcessTool, RegisteredTool, list_tools
 
-__all__ = ["agents_app", "contract_app"]
+__all__ = ["agents_app", "contract_app", "register"]
 
 agents_app = typer.Typer(
     help="List the registered tools and call a process tool by hand.", no_args_is_help=True
@@ -183,3 +183,9 @@ def schema_command(
     except RequestError as exc:
         raise _fail(str(exc), 2) from None
     Console().print_json(data=schema)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``agents`` and ``contract`` to the ``vaultpilot`` command."""
+    app.add_typer(agents_app, name="agents")
+    app.add_typer(contract_app, name="contract")

@@ -41,13 +41,17 @@ err_console = Console(stderr=True, highlight=False)
 VaultOpt = Annotated[
     str | None,
     typer.Option(
-        "--vault", help="Vault folder (default: $VAULTPILOT_VAULT, else the current one)."
+        "--vault",
+        metavar="PATH",
+        help="Vault folder (default: $VAULTPILOT_VAULT, else the nearest folder with .obsidian/"
+        " at or above the current one).",
     ),
 ]
 DataDirOpt = Annotated[
     str | None,
     typer.Option(
         "--data-dir",
+        metavar="PATH",
         help="Where vaultpilot keeps its data (default: $VAULTPILOT_DATA_DIR,"
         " else the per-user data folder).",
     ),

@@ -38,7 +38,7 @@ VaultsOpt = Annotated[
     typer.Option(
         "--vault",
         help="A vault folder, or ID=FOLDER; repeat for several vaults (default: "
-        "$VAULTPILOT_VAULT, else \\[server.vaults] in the config file).",
+        "$VAULTPILOT_VAULT, else [server.vaults] in the config file).",
     ),
 ]
 ConfigOpt = Annotated[
@@ -149,7 +149,7 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--embed/--no-embed",
                 help="Embed new and changed notes for semantic search in the background "
-                "(default: on, or background_embedding in \\[server]).",
+                "(default: on, or background_embedding in [server]).",
             ),
         ] = None,
         data_dir: DataDirOpt = None,
