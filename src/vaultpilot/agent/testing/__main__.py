@@ -1,8 +1,8 @@
 """``python -m vaultpilot.agent.testing SCRIPT.json [--port N] [--record FILE]``.
 
 Prints the server's base URL on the first line of stdout (``http://127.0.0.1:PORT/v1``), then
-serves the script until SIGINT or SIGTERM, or until every turn is played and ``--exit-when-done``
-was given. With ``--record FILE`` the requests received are written there as JSON at exit.
+serves the script until SIGINT or SIGTERM, or, with ``--exit-when-done``, until every turn has been
+sent. With ``--record FILE`` the requests received are written there as JSON at exit.
 """
 
 from __future__ import annotations
@@ -44,8 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     with ScriptedModelServer(script, host=args.host, port=args.port) as server:
         print(server.base_url, flush=True)
         while not stop.wait(0.05):
-            if args.exit_when_done and server.remaining == 0:
-                stop.wait(0.2)  # let the last stream finish
+            if args.exit_when_done and server.finished:
                 break
         if args.record:
             records = [{"path": r.path, "turn": r.turn, "body": r.body} for r in server.requests]

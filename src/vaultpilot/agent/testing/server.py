@@ -66,6 +66,7 @@ class ScriptedModelServer:
         self.requests: list[RecordedRequest] = []
         self.disconnects: list[int] = []
         self._next = 0
+        self._active = 0  # answers being sent
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._httpd = ThreadingHTTPServer((host, port), self._handler_class())
@@ -81,6 +82,12 @@ class ScriptedModelServer:
     @property
     def remaining(self) -> int:
         return len(self.turns) - self._next
+
+    @property
+    def finished(self) -> bool:
+        """Every turn was asked for and every answer has been sent."""
+        with self._lock:
+            return self._next >= len(self.turns) and self._active == 0
 
     def start(self) -> ScriptedModelServer:
         self._thread = threading.Thread(
@@ -108,6 +115,7 @@ class ScriptedModelServer:
             index = self._next if self._next < len(self.turns) else None
             if index is not None:
                 self._next += 1
+                self._active += 1
             self.requests.append(RecordedRequest(path, body, index))
         return None if index is None else (index, self.turns[index])
 
@@ -148,14 +156,17 @@ class ScriptedModelServer:
                     self._json(500, {"error": {"message": message, "type": "server_error"}})
                     return
                 index, turn = taken
-                if server.before_turn is not None:
-                    server.before_turn(index, body)
-                server._wait(turn.delay)
                 try:
+                    if server.before_turn is not None:
+                        server.before_turn(index, body)
+                    server._wait(turn.delay)
                     self._answer(index, turn, body, anthropic=anthropic)
                 except _Gone:
                     with server._lock:
                         server.disconnects.append(index)
+                finally:
+                    with server._lock:
+                        server._active -= 1
 
             def _answer(
                 self, index: int, turn: ScriptedTurn, body: dict[str, Any], *, anthropic: bool
