@@ -116,9 +116,9 @@ class AnthropicModel:
     def name(self) -> str:
         return self.model
 
-    async def stream(
+    def request_body(
         self, messages: Sequence[ChatMessage], tools: Sequence[dict[str, Any]]
-    ) -> AsyncIterator[ModelEvent]:
+    ) -> dict[str, Any]:
         system, converted, tool_list = to_anthropic(messages, tools)
         body: dict[str, Any] = {
             "model": self.model,
@@ -133,6 +133,12 @@ class AnthropicModel:
             body["tool_choice"] = {"type": "auto"}
         if self.temperature is not None:
             body["temperature"] = self.temperature
+        return body
+
+    async def stream(
+        self, messages: Sequence[ChatMessage], tools: Sequence[dict[str, Any]]
+    ) -> AsyncIterator[ModelEvent]:
+        body = self.request_body(messages, tools)
         base = str(self.client.base_url)
         try:
             stream = await self.client.messages.create(**body)

@@ -139,17 +139,7 @@ class OpenAIChatModel:
                         yield ReasoningDelta(reasoning)
                     if delta.content:
                         yield TextDelta(delta.content)
-                    for position, part in enumerate(delta.tool_calls or ()):
-                        index = getattr(part, "index", None)
-                        index = position if index is None else index
-                        slot = pending.setdefault(index, _Pending())
-                        if part.id:
-                            slot.id = part.id
-                        if part.function is not None:
-                            if part.function.name:
-                                slot.name += part.function.name
-                            if part.function.arguments:
-                                slot.arguments.append(part.function.arguments)
+                    _gather_calls(pending, delta.tool_calls or ())
                     if choice.finish_reason:
                         finish = choice.finish_reason
         except openai.OpenAIError as exc:
@@ -163,3 +153,17 @@ class OpenAIChatModel:
         if calls and finish == "stop":  # some servers say "stop" even when they call tools
             finish = "tool_calls"
         yield TurnEnd(calls, finish, usage)
+
+
+def _gather_calls(pending: dict[int, _Pending], parts: Sequence[Any]) -> None:
+    """Add a chunk's tool-call pieces to the calls being assembled (by their ``index``)."""
+    for position, part in enumerate(parts):
+        index = getattr(part, "index", None)
+        slot = pending.setdefault(position if index is None else index, _Pending())
+        if part.id:
+            slot.id = part.id
+        if part.function is not None:
+            if part.function.name:
+                slot.name += part.function.name
+            if part.function.arguments:
+                slot.arguments.append(part.function.arguments)

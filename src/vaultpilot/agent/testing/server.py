@@ -125,103 +125,106 @@ class ScriptedModelServer:
             time.sleep(min(_POLL_S, max(end - time.monotonic(), 0)))
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        server = self
+        return type("Handler", (_Handler,), {"scripted": self})
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:  # quiet
+
+class _Handler(BaseHTTPRequestHandler):
+    """Answers one request from the scripted server's turns (``scripted`` is set per server)."""
+
+    scripted: ScriptedModelServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        return
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") in ("/v1/models", "/models"):
+            model = {"id": self.scripted.model, "object": "model", "owned_by": "scripted"}
+            self._json(200, {"object": "list", "data": [model]})
+        else:
+            self._json(404, {"error": {"message": f"No route {self.path}"}})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except json.JSONDecodeError:
+            self._json(400, {"error": {"message": "The body is not JSON."}})
+            return
+        path = self.path.split("?", 1)[0].rstrip("/")
+        anthropic = path.endswith("/messages")
+        if not (anthropic or path.endswith("/chat/completions")):
+            self._json(404, {"error": {"message": f"No route {self.path}"}})
+            return
+        taken = self.scripted._take(path, body)
+        if taken is None:
+            message = f"The scripted server has no turn left (it had {len(self.scripted.turns)})."
+            self._json(500, {"error": {"message": message, "type": "server_error"}})
+            return
+        index, turn = taken
+        try:
+            if self.scripted.before_turn is not None:
+                self.scripted.before_turn(index, body)
+            self.scripted._wait(turn.delay)
+            self._answer(index, turn, body, anthropic=anthropic)
+        except _Gone:
+            with self.scripted._lock:
+                self.scripted.disconnects.append(index)
+        finally:
+            with self.scripted._lock:
+                self.scripted._active -= 1
+
+    def _answer(
+        self, index: int, turn: ScriptedTurn, body: dict[str, Any], *, anthropic: bool
+    ) -> None:
+        if turn.status != 200:
+            kind = "server_error" if turn.status >= 500 else "invalid_request_error"
+            error = {"message": turn.error, "type": kind}
+            self._json(turn.status, {"type": "error", "error": error})
+            return
+        if not body.get("stream"):
+            self._json(200, completion_body(turn, index, body, self.scripted.model))
+            return
+        if anthropic:
+            frames = [
+                f"event: {name}\ndata: {json.dumps(data)}\n\n"
+                for name, data in anthropic_events(turn, index, body, self.scripted.model)
+            ]
+        else:
+            chunks = openai_chunks(turn, index, body, self.scripted.model)
+            frames = [f"data: {json.dumps(c)}\n\n" for c in chunks]
+            frames.append("data: [DONE]\n\n")
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for n, frame in enumerate(frames):
+            if turn.stall_after is not None and n >= turn.stall_after:
+                self._stall()
                 return
+            if n and turn.chunk_delay:
+                self.scripted._wait(turn.chunk_delay)
+            self._send(frame)
 
-            def do_GET(self) -> None:
-                if self.path.rstrip("/") in ("/v1/models", "/models"):
-                    model = {"id": server.model, "object": "model", "owned_by": "scripted"}
-                    self._json(200, {"object": "list", "data": [model]})
-                else:
-                    self._json(404, {"error": {"message": f"No route {self.path}"}})
+    def _stall(self) -> None:
+        while not self.scripted._stopping.is_set():
+            self._send(": waiting\n\n")  # an SSE comment: finds a closed socket
+            self.scripted._wait(_POLL_S * 2)
 
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                try:
-                    body = json.loads(self.rfile.read(length) or b"{}")
-                except json.JSONDecodeError:
-                    self._json(400, {"error": {"message": "The body is not JSON."}})
-                    return
-                path = self.path.split("?", 1)[0].rstrip("/")
-                anthropic = path.endswith("/messages")
-                if not (anthropic or path.endswith("/chat/completions")):
-                    self._json(404, {"error": {"message": f"No route {self.path}"}})
-                    return
-                taken = server._take(path, body)
-                if taken is None:
-                    message = f"The scripted server has no turn left (it had {len(server.turns)})."
-                    self._json(500, {"error": {"message": message, "type": "server_error"}})
-                    return
-                index, turn = taken
-                try:
-                    if server.before_turn is not None:
-                        server.before_turn(index, body)
-                    server._wait(turn.delay)
-                    self._answer(index, turn, body, anthropic=anthropic)
-                except _Gone:
-                    with server._lock:
-                        server.disconnects.append(index)
-                finally:
-                    with server._lock:
-                        server._active -= 1
+    def _send(self, text: str) -> None:
+        try:
+            self.wfile.write(text.encode("utf-8"))
+            self.wfile.flush()
+        except OSError:
+            raise _Gone from None
 
-            def _answer(
-                self, index: int, turn: ScriptedTurn, body: dict[str, Any], *, anthropic: bool
-            ) -> None:
-                if turn.status != 200:
-                    kind = "server_error" if turn.status >= 500 else "invalid_request_error"
-                    error = {"message": turn.error, "type": kind}
-                    self._json(turn.status, {"type": "error", "error": error})
-                    return
-                if not body.get("stream"):
-                    self._json(200, completion_body(turn, index, body, server.model))
-                    return
-                if anthropic:
-                    frames = [
-                        f"event: {name}\ndata: {json.dumps(data)}\n\n"
-                        for name, data in anthropic_events(turn, index, body, server.model)
-                    ]
-                else:
-                    chunks = openai_chunks(turn, index, body, server.model)
-                    frames = [f"data: {json.dumps(c)}\n\n" for c in chunks]
-                    frames.append("data: [DONE]\n\n")
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                for n, frame in enumerate(frames):
-                    if turn.stall_after is not None and n >= turn.stall_after:
-                        self._stall()
-                        return
-                    if n and turn.chunk_delay:
-                        server._wait(turn.chunk_delay)
-                    self._send(frame)
-
-            def _stall(self) -> None:
-                while not server._stopping.is_set():
-                    self._send(": waiting\n\n")  # an SSE comment: finds a closed socket
-                    server._wait(_POLL_S * 2)
-
-            def _send(self, text: str) -> None:
-                try:
-                    self.wfile.write(text.encode("utf-8"))
-                    self.wfile.flush()
-                except OSError:
-                    raise _Gone from None
-
-            def _json(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode("utf-8")
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                try:
-                    self.end_headers()
-                    self.wfile.write(data)
-                except OSError:  # the client left (e.g. timed out); nothing to tell it
-                    return
-
-        return Handler
+    def _json(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        try:
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:  # the client left (e.g. timed out); nothing to tell it
+            return
