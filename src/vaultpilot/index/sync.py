@@ -26,7 +26,14 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from vaultpilot.index.scan import FileStat, NoteRecord, load_note, scan_paths, scan_vault
+from vaultpilot.index.scan import (
+    FileStat,
+    NoteRecord,
+    PathScan,
+    load_note,
+    scan_paths,
+    scan_vault,
+)
 from vaultpilot.index.writer import (
     RowWriter,
     clear_derived,
@@ -87,13 +94,17 @@ def _is_note(path: str) -> bool:
     return path.lower().endswith(".md")
 
 
-def plan_sync(
-    conn: sqlite3.Connection, root: Path, *, temp_files: list[str] | None = None
-) -> SyncPlan:
-    on_disk = scan_vault(root, temp_files=temp_files)
+IndexedRow = tuple[str, int, int, int]  # (path, id, mtime_ns, size)
+
+
+def _indexed(conn: sqlite3.Connection) -> list[IndexedRow]:
+    return conn.execute("SELECT path, id, mtime_ns, size FROM files").fetchall()
+
+
+def _diff_vault(on_disk: dict[str, FileStat], rows: list[IndexedRow]) -> SyncPlan:
+    """The plan that turns the indexed ``rows`` into the scanned vault ``on_disk``."""
     # (This runs on every sync, so it stays lean: set operations and C-level comparisons; the
     # common case, nothing changed, is one dict comparison.)
-    rows = conn.execute("SELECT path, id, mtime_ns, size FROM files").fetchall()
     indexed = {row[0]: row for row in rows}
     if len(indexed) == len(on_disk) and on_disk == {r[0]: (r[2], r[3]) for r in rows}:
         return SyncPlan(on_disk, indexed, [], [], [])
@@ -105,14 +116,8 @@ def plan_sync(
     return SyncPlan(on_disk, indexed, added, changed, deleted)
 
 
-def plan_paths(conn: sqlite3.Connection, root: Path, paths: Iterable[str]) -> SyncPlan:
-    """Like ``plan_sync``, but looking at only ``paths`` (files or folders) on disk.
-
-    Everything else is taken to be as indexed; the watcher calls this with the paths it saw
-    change, so the cost follows the change, not the vault.
-    """
-    seen = scan_paths(root, paths)
-    rows = conn.execute("SELECT path, id, mtime_ns, size FROM files").fetchall()
+def _diff_paths(seen: PathScan, rows: list[IndexedRow]) -> SyncPlan:
+    """Like ``_diff_vault`` for what ``scan_paths`` saw; the rest is taken to be as indexed."""
     indexed = {row[0]: row for row in rows}
     deleted = sorted(p for p in indexed if seen.covers(p) and p not in seen.found)
     added = sorted(seen.found.keys() - indexed.keys())
@@ -123,6 +128,22 @@ def plan_paths(conn: sqlite3.Connection, root: Path, paths: Iterable[str]) -> Sy
     on_disk = {p: FileStat(r[2], r[3]) for p, r in indexed.items() if p not in gone}
     on_disk.update(seen.found)
     return SyncPlan(on_disk, indexed, added, changed, deleted)
+
+
+def plan_sync(
+    conn: sqlite3.Connection, root: Path, *, temp_files: list[str] | None = None
+) -> SyncPlan:
+    """What a full sync would do now (a scan of the vault against the index, nothing written)."""
+    return _diff_vault(scan_vault(root, temp_files=temp_files), _indexed(conn))
+
+
+def plan_paths(conn: sqlite3.Connection, root: Path, paths: Iterable[str]) -> SyncPlan:
+    """Like ``plan_sync``, but looking at only ``paths`` (files or folders) on disk.
+
+    Everything else is taken to be as indexed; the watcher calls this with the paths it saw
+    change, so the cost follows the change, not the vault.
+    """
+    return _diff_paths(scan_paths(root, paths), _indexed(conn))
 
 
 # Worker-process state: set once per worker by the pool initializer.
@@ -232,6 +253,26 @@ def _reresolve(
     conn.executemany("UPDATE links SET target_id = ? WHERE rowid = ?", updates)
 
 
+_TABLES = (
+    "notes_fts",
+    "cjk_fts",
+    "links",
+    "properties",
+    "tags",
+    "aliases",
+    "headings",
+    "blocks",
+    "files",
+)
+
+
+def _clear_index(conn: sqlite3.Connection) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    for table in _TABLES:
+        conn.execute(f"DELETE FROM {table}")  # noqa: S608
+    conn.execute("COMMIT")
+
+
 def sync_vault(
     conn: sqlite3.Connection,
     root: Path,
@@ -251,24 +292,12 @@ def sync_vault(
     started = time.perf_counter()
     root = root.resolve()
     if rebuild:
-        conn.execute("BEGIN IMMEDIATE")
-        for table in (
-            "notes_fts",
-            "cjk_fts",
-            "links",
-            "properties",
-            "tags",
-            "aliases",
-            "headings",
-            "blocks",
-            "files",
-        ):
-            conn.execute(f"DELETE FROM {table}")  # noqa: S608
-        conn.execute("COMMIT")
-    plan = plan_sync(conn, root, temp_files=temp_files)
-    return _apply(
-        conn, root, plan, workers=workers, progress=progress, counts=counts, started=started
+        _clear_index(conn)
+    on_disk = scan_vault(root, temp_files=temp_files)
+    report = _sync(
+        conn, root, lambda rows: _diff_vault(on_disk, rows), workers=workers, progress=progress
     )
+    return _finish(conn, report, counts=counts, started=started)
 
 
 def sync_paths(
@@ -288,115 +317,176 @@ def sync_paths(
     """
     started = time.perf_counter()
     root = root.resolve()
-    plan = plan_paths(conn, root, paths)
-    return _apply(conn, root, plan, workers=workers, progress=None, counts=counts, started=started)
+    seen = scan_paths(root, paths)
+    report = _sync(conn, root, lambda rows: _diff_paths(seen, rows), workers=workers)
+    return _finish(conn, report, counts=counts, started=started)
 
 
-def _apply(
-    conn: sqlite3.Connection,
-    root: Path,
-    plan: SyncPlan,
-    *,
-    workers: int | None,
-    progress: ProgressFn | None,
-    counts: bool,
-    started: float,
+def _finish(
+    conn: sqlite3.Connection, report: SyncReport, *, counts: bool, started: float
 ) -> SyncReport:
-    """Write ``plan`` into the index in one transaction."""
-    report = SyncReport()
-    if not plan.stale:  # the common case: nothing to write, so no transaction either
-        if counts:
-            fill_counts(conn, report)
-        report.seconds = time.perf_counter() - started
-        return report
-    paths = list(plan.on_disk)  # any order: LinkResolver's answers do not depend on it
-    ids = {p: v[1] for p, v in plan.indexed.items() if p in plan.on_disk}
-    next_id = max((v[1] for v in plan.indexed.values()), default=0) + 1
-
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        # Changed notes are deleted and written again; their ids are kept.
-        changed_ids = {p: plan.indexed[p][1] for p in plan.changed}
-        delete_files(conn, [plan.indexed[p][1] for p in plan.deleted])
-        for p in plan.added:
-            ids[p] = next_id
-            next_id += 1
-        for p in plan.added + plan.changed:
-            if not _is_note(p):
-                st = plan.on_disk[p]
-                if p in changed_ids:
-                    conn.execute(
-                        "UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?",
-                        (st.mtime_ns, st.size, ids[p]),
-                    )
-                    continue
-                conn.execute(
-                    "INSERT INTO files (id, path, path_lower, folder, title, is_note, mtime_ns,"
-                    " size) VALUES (?, ?, ?, ?, ?, 0, ?, ?)",
-                    (
-                        ids[p],
-                        p,
-                        p.lower(),
-                        p.rsplit("/", 1)[0] if "/" in p else "",
-                        p.rsplit("/", 1)[-1],
-                        st.mtime_ns,
-                        st.size,
-                    ),
-                )
-        notes_to_parse = [p for p in plan.added + plan.changed if _is_note(p)]
-        # Bulk mode (most of the vault is written): clear changed notes up front, write into
-        # unindexed tables, index once at the end. Changed notes are then parsed in full.
-        bulk = len(notes_to_parse) >= _BULK_MIN and 2 * len(notes_to_parse) >= len(plan.on_disk)
-        if bulk:
-            clear_derived(conn, [changed_ids[p] for p in notes_to_parse if p in changed_ids])
-            saved_indexes = drop_child_indexes(conn)
-        old_hashes = (
-            {}
-            if bulk
-            else _hashes(conn, [changed_ids[p] for p in notes_to_parse if p in changed_ids])
-        )
-        jobs = [(p, plan.on_disk[p], None if bulk else old_hashes.get(p)) for p in notes_to_parse]
-        total = len(jobs)
-        n_workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
-        vanished: set[str] = set()
-        writer = RowWriter(conn, ids)
-        for done, record in enumerate(_records(str(root), paths, jobs, n_workers), 1):
-            fid = ids[record.path]
-            changed = record.path in changed_ids
-            if changed and not bulk and not record.unchanged and not record.vanished:
-                clear_derived(conn, [fid])
-            if record.vanished:
-                vanished.add(record.path)
-                report.skipped.append((record.path, record.error or "vanished"))
-                if record.path in changed_ids:
-                    delete_files(conn, [fid])
-                del ids[record.path]
-            else:
-                if record.error:
-                    report.skipped.append((record.path, record.error))
-                writer.add(fid, record)
-                report.unchanged_content += record.unchanged
-                report.parsed += not record.unchanged and not record.error
-            if progress is not None:
-                progress(done, total)
-        writer.flush()
-        if bulk:
-            recreate_indexes(conn, saved_indexes)
-        final = [p for p in paths if p not in vanished]
-        keys = {file_key(p) for p in [*plan.added, *plan.deleted, *vanished]}
-        if keys:
-            narrowed = LinkResolver(p for p in final if _name_key(p) in keys)
-            _reresolve(conn, keys, narrowed, ids)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    report.added = len(plan.added) - len(vanished & set(plan.added))
-    report.deleted = len(plan.deleted)
     if counts:
         fill_counts(conn, report)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _sync(
+    conn: sqlite3.Connection,
+    root: Path,
+    planner: Callable[[list[IndexedRow]], SyncPlan],
+    *,
+    workers: int | None,
+    progress: ProgressFn | None = None,
+) -> SyncReport:
+    """Plan from the index and write the plan in one transaction.
+
+    The common case, nothing changed, opens no transaction. Otherwise the plan is made again
+    inside the write transaction: another connection (the file watcher's, another process's)
+    may have synced since, and a plan from before it would write rows it already wrote.
+    """
+    report = SyncReport()
+    if not planner(_indexed(conn)).stale:
+        return report
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        plan = planner(_indexed(conn))
+        if plan.stale:
+            _write(conn, root, plan, report, workers=workers, progress=progress)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return report
+
+
+def _write(
+    conn: sqlite3.Connection,
+    root: Path,
+    plan: SyncPlan,
+    report: SyncReport,
+    *,
+    workers: int | None,
+    progress: ProgressFn | None,
+) -> None:
+    """Write ``plan`` into the index (inside the caller's transaction) and fill ``report``."""
+    ids = {p: v[1] for p, v in plan.indexed.items() if p in plan.on_disk}
+    next_id = max((v[1] for v in plan.indexed.values()), default=0) + 1
+    # Changed notes are deleted and written again; their ids are kept.
+    changed_ids = {p: plan.indexed[p][1] for p in plan.changed}
+    delete_files(conn, [plan.indexed[p][1] for p in plan.deleted])
+    for p in plan.added:
+        ids[p] = next_id
+        next_id += 1
+    writer = RowWriter(conn, ids)
+    _write_attachments(conn, writer, plan, ids, changed_ids)
+    vanished = _write_notes(
+        conn, root, plan, writer, ids, changed_ids, report, workers=workers, progress=progress
+    )
+    final = [p for p in plan.on_disk if p not in vanished]
+    keys = {file_key(p) for p in [*plan.added, *plan.deleted, *vanished]}
+    if keys:
+        narrowed = LinkResolver(p for p in final if _name_key(p) in keys)
+        _reresolve(conn, keys, narrowed, ids)
+    report.added = len(plan.added) - len(vanished & set(plan.added))
+    report.deleted = len(plan.deleted)
+
+
+def _write_attachments(
+    conn: sqlite3.Connection,
+    writer: RowWriter,
+    plan: SyncPlan,
+    ids: dict[str, int],
+    changed_ids: dict[str, int],
+) -> None:
+    """Add new attachments' file rows; a changed one only gets its new mtime and size."""
+    for p in plan.added + plan.changed:
+        if _is_note(p):
+            continue
+        st = plan.on_disk[p]
+        if p in changed_ids:
+            writer.add(ids[p], NoteRecord(p, st.mtime_ns, st.size, None, unchanged=True))
+            continue
+        conn.execute(
+            "INSERT INTO files (id, path, path_lower, folder, title, is_note, mtime_ns,"
+            " size) VALUES (?, ?, ?, ?, ?, 0, ?, ?)",
+            (
+                ids[p],
+                p,
+                p.lower(),
+                p.rsplit("/", 1)[0] if "/" in p else "",
+                p.rsplit("/", 1)[-1],
+                st.mtime_ns,
+                st.size,
+            ),
+        )
+
+
+def _write_notes(
+    conn: sqlite3.Connection,
+    root: Path,
+    plan: SyncPlan,
+    writer: RowWriter,
+    ids: dict[str, int],
+    changed_ids: dict[str, int],
+    report: SyncReport,
+    *,
+    workers: int | None,
+    progress: ProgressFn | None,
+) -> set[str]:
+    """Parse the added and changed notes and write them; returns the paths that vanished."""
+    notes_to_parse = [p for p in plan.added + plan.changed if _is_note(p)]
+    # Bulk mode (most of the vault is written): clear changed notes up front, write into
+    # unindexed tables, index once at the end. Changed notes are then parsed in full.
+    bulk = len(notes_to_parse) >= _BULK_MIN and 2 * len(notes_to_parse) >= len(plan.on_disk)
+    saved_indexes: list[str] = []
+    if bulk:
+        clear_derived(conn, [changed_ids[p] for p in notes_to_parse if p in changed_ids])
+        saved_indexes = drop_child_indexes(conn)
+        old_hashes: dict[str, str | None] = {}
+    else:
+        old_hashes = _hashes(conn, [changed_ids[p] for p in notes_to_parse if p in changed_ids])
+    jobs = [(p, plan.on_disk[p], old_hashes.get(p)) for p in notes_to_parse]
+    n_workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
+    vanished: set[str] = set()
+    records = _records(str(root), list(plan.on_disk), jobs, n_workers)
+    for done, record in enumerate(records, 1):
+        _write_record(conn, writer, record, ids, changed_ids, report, vanished, bulk=bulk)
+        if progress is not None:
+            progress(done, len(jobs))
+    writer.flush()
+    if bulk:
+        recreate_indexes(conn, saved_indexes)
+    return vanished
+
+
+def _write_record(
+    conn: sqlite3.Connection,
+    writer: RowWriter,
+    record: NoteRecord,
+    ids: dict[str, int],
+    changed_ids: dict[str, int],
+    report: SyncReport,
+    vanished: set[str],
+    *,
+    bulk: bool,
+) -> None:
+    fid = ids[record.path]
+    changed = record.path in changed_ids
+    if changed and not bulk and not record.unchanged and not record.vanished:
+        clear_derived(conn, [fid])
+    if record.vanished:
+        vanished.add(record.path)
+        report.skipped.append((record.path, record.error or "vanished"))
+        if changed:
+            delete_files(conn, [fid])
+        del ids[record.path]
+        return
+    if record.error:
+        report.skipped.append((record.path, record.error))
+    writer.add(fid, record)
+    report.unchanged_content += record.unchanged
+    report.parsed += not record.unchanged and not record.error
 
 
 def fill_counts(conn: sqlite3.Connection, report: SyncReport) -> None:

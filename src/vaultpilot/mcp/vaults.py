@@ -1,15 +1,16 @@
 """The vaults an MCP server serves: what it needs of each, and the stdio server's own sessions.
 
 * ``VaultSession`` is all the MCP server asks of a vault: its folder (``root``) and
-  ``run(fn)``, which runs ``fn(ctx)`` on the vault's ``ToolContext`` in a worker thread, one call
-  at a time (the context owns one SQLite connection). The Agent Communication Server's
-  ``VaultHandle`` has exactly this shape, so ``/mcp`` shares its contexts, write locks and
-  background embedding.
-* ``LocalVault`` is the session ``vaultpilot mcp`` opens for each ``--vault``. ``start()``
-  returns at once: a daemon thread brings the index up to date, then keeps it fresh, either
-  through the vault's ``BackgroundEmbedder`` (which re-syncs every ``rescan`` seconds and embeds
-  what changed) or, without embedding, by re-syncing every ``rescan`` seconds itself. A failed
-  sync is logged (stderr) and tried again at the next rescan; tool calls sync for themselves.
+  ``run(fn)``, which runs ``fn(ctx)`` on a ``ToolContext`` of the vault in a worker thread. The
+  Agent Communication Server's ``VaultHandle`` has exactly this shape, so ``/mcp`` shares its
+  runtime: contexts, write turn and lock, watcher and background embedding.
+* ``LocalVault`` is the session ``vaultpilot mcp`` opens for each ``--vault``: the vault's
+  ``tools.session.VaultRuntime`` (the per-vault session object the server and chat use too).
+  ``start()`` returns at once: a daemon thread indexes the vault and starts its file watcher,
+  which keeps the index fresh (tool calls then do not walk the vault; reads run in parallel,
+  writes one at a time), and the ``BackgroundEmbedder`` embeds what changed. While the watcher
+  is not live (failed, or off) the index is re-synced every ``rescan`` seconds and tool calls
+  sync for themselves. A failed sync is logged (stderr) and tried again.
 * ``parse_vault_specs`` reads ``--vault NAME=PATH`` or ``--vault PATH`` (the name is then the
   folder's name) and refuses a missing folder, a bad name or two vaults with one name.
 """
@@ -19,18 +20,16 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
 
 from vaultpilot.errors import SetupError
-from vaultpilot.index.background import BackgroundEmbedder
-from vaultpilot.index.sync import sync_vault
-from vaultpilot.tools import ToolContext, open_context
+from vaultpilot.tools import ToolContext, ToolOutcome
 from vaultpilot.tools.semantic import Semantic
+from vaultpilot.tools.session import VaultRuntime
 
 __all__ = ["LocalVault", "VaultSession", "parse_vault_specs"]
 
@@ -47,70 +46,59 @@ class VaultSession(Protocol):
     async def run(self, fn: Callable[[ToolContext], T]) -> T: ...
 
 
-@dataclass(slots=True)
 class LocalVault:
-    """A vault served by ``vaultpilot mcp``: its context, lock and background upkeep."""
+    """A vault served by ``vaultpilot mcp``: its ``VaultRuntime`` and background upkeep."""
 
-    root: Path
-    db_path: Path
-    semantic: Semantic = field(default_factory=Semantic)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _ctx: ToolContext | None = None
-    _background: BackgroundEmbedder | None = None
-    _thread: threading.Thread | None = None
-    _stop: threading.Event = field(default_factory=threading.Event)
+    def __init__(
+        self, root: Path, db_path: Path, semantic: Semantic | None = None, *, watch: bool = True
+    ) -> None:
+        self.root = root
+        self.db_path = db_path
+        self.runtime = VaultRuntime(root, db_path, source="mcp", semantic=semantic, watch=watch)
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
 
-    def _context(self) -> ToolContext:
-        if self._ctx is None:
-            self._ctx = open_context(self.root, self.db_path, semantic=self.semantic, source="mcp")
-        return self._ctx
+    @property
+    def semantic(self) -> Semantic:
+        return self.runtime.semantic
 
     def call(self, fn: Callable[[ToolContext], T]) -> T:
-        """Run ``fn(ctx)`` under the vault's lock in this thread."""
-        try:
-            with self._lock:
-                return fn(self._context())
-        finally:
-            if self._background is not None:
-                self._background.wake()  # what the call synced gets embedded soon after
+        """Run ``fn(ctx)`` in this thread (reads in parallel, writes one at a time)."""
+        return self.runtime.call(fn)
 
     async def run(self, fn: Callable[[ToolContext], T]) -> T:
-        return await anyio.to_thread.run_sync(self.call, fn)
+        return await anyio.to_thread.run_sync(self.runtime.call, fn)
+
+    async def run_tool(self, name: str, arguments: Mapping[str, Any] | None) -> ToolOutcome:
+        """Run one vault tool; its facts say whether it takes the write turn."""
+        return await anyio.to_thread.run_sync(self.runtime.call_tool, name, arguments)
 
     def sync(self) -> None:
         """Bring the index up to date with the vault (blocking)."""
-        with self._lock:
-            self._context().fresh(force=True)
-
-    def _first_sync(self) -> None:
-        # The first sync of a large vault parses every note: worker processes do the parsing,
-        # so this thread holds the GIL little and the protocol loop stays responsive.
-        with self._lock:
-            ctx = self._context()
-            sync_vault(ctx.conn, ctx.root, workers=2)
-            ctx.fresh(force=True)  # also clears temp files a killed write left behind
+        self.runtime.sync()
 
     def _upkeep(self, *, embed: bool, rescan: float) -> None:
+        # The first sync of a large vault parses every note: worker processes do the parsing,
+        # so this thread holds the GIL little and the protocol loop stays responsive.
         try:
-            self._first_sync()
+            self.runtime.open(workers=2)
         except Exception:  # logged, never fatal: tool calls sync for themselves
             log.exception("indexing %s failed; retrying in %.0f s", self.root, rescan)
         if self._stop.is_set():
             return
         if embed:
-            self._background = BackgroundEmbedder(
-                self.db_path, self.semantic.require, role="mcp", poll=rescan, refresh=self.sync
-            )
-            self._background.start()
+            self.runtime.start_embedding(poll=rescan)  # it syncs at each poll unless live
             return
         while not self._stop.wait(rescan):
+            if self.runtime.live():
+                continue
             try:
-                self.sync()
+                self.runtime.sync()
             except Exception:
                 log.exception("re-indexing %s failed", self.root)
 
     def start(self, *, embed: bool = True, rescan: float = 30.0) -> None:
-        """Index, then keep the index (and, with ``embed``, the vectors) fresh; returns at once."""
+        """Index and watch, then keep the vectors (with ``embed``) fresh; returns at once."""
         if self._thread is None:
             self._thread = threading.Thread(
                 target=self._upkeep,
@@ -122,14 +110,7 @@ class LocalVault:
 
     def close(self) -> None:
         self._stop.set()
-        if self._background is not None:
-            self._background.stop()
-        with self._lock:
-            if self._ctx is not None:
-                self._ctx.conn.close()
-                if self._ctx.journal is not None:
-                    self._ctx.journal.close()
-                self._ctx = None
+        self.runtime.close()
 
 
 def parse_vault_specs(specs: Sequence[str]) -> dict[str, Path]:

@@ -5,22 +5,27 @@ Contract:
 * ``Vaults.get(vault_id)`` returns the ``VaultHandle`` of a configured vault. An unknown ID is a
   ``NotFoundError`` listing the known IDs; a missing ID is accepted only when the server has one
   vault (it is then that one), else an ``InvalidArgumentError`` listing them.
-* ``VaultHandle.run(fn)`` runs ``fn(ctx)`` in a worker thread while holding the vault's lock:
-  the ``ToolContext`` owns one SQLite connection, which one thread at a time may use. The context
-  is opened on first use (``open``, also called at start-up to bring the index up to date) and
-  closed by ``close``.
-* ``VaultHandle.open_run_context()`` opens a second, private context for an agent run (its own
-  connection; SQLite's WAL mode lets it read while the server's context writes).
+* Each ``VaultHandle`` is the vault's ``tools.session.VaultRuntime`` (the same per-vault session
+  object MCP and chat use) under its VaultID. ``open()`` (at start-up, in a worker thread) syncs
+  the index and starts the file watcher; ``close()`` stops it.
+* ``VaultHandle.run(fn)`` runs ``fn(ctx)`` in a worker thread on a context lent for the call:
+  reads run in parallel, each on its thread's read-only connection, and do not walk the vault
+  while the watcher is live; a write takes the vault's write turn (one at a time in this
+  process) and then its write lock. ``run_tool(name, arguments)`` does the same for one vault
+  tool, deciding from the tool's facts whether it writes before it starts.
+* ``VaultHandle.open_run_context()`` opens a private context for an agent run (its own
+  connection; its syncs and writes go through the same runtime).
 * Writes take the vault's write lock, shared with every other vaultpilot process; a write waits
   at most ``lock_wait`` seconds (``write_lock_wait`` in ``[server]``) for another process to
   finish, then fails with ``VaultBusyError`` (answered ``vault_busy``, retryable).
 * Every context of a vault shares one ``Semantic`` (the embedder, loaded once, and the vector
   cache), so ``semantic_search`` ranks by meaning as soon as chunks are embedded.
-* ``start_embedding()`` starts the vault's ``BackgroundEmbedder`` (its own connection); ``call``
-  and ``changed()`` wake it, so what a tool call or an agent run synced is embedded soon after,
-  and every ``poll`` seconds it syncs the index itself, so notes edited in Obsidian follow too.
-  ``embedding()`` is its progress plus the coverage in the index, for ``GET /vaults`` and
-  GetVaultContext, counted on a connection of its own, never under the vault's lock.
+* ``start_embedding()`` starts the vault's ``BackgroundEmbedder`` (its own connection); every
+  sync (the watcher's, a write's) wakes it, so what changed is embedded soon after. Without a
+  live watcher it also syncs the index every ``poll`` seconds, so notes edited in Obsidian
+  follow. ``embedding()`` is its progress plus the coverage in the index, and ``live()`` the
+  watcher's state, for ``GET /vaults`` and GetVaultContext, counted on a connection of their
+  own, never waiting for tool calls.
 """
 
 from __future__ import annotations
@@ -29,9 +34,8 @@ import asyncio
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from vaultpilot.errors import InvalidArgumentError, NotFoundError
@@ -40,8 +44,9 @@ from vaultpilot.index.db import connect
 from vaultpilot.index.embedding.base import Embedder
 from vaultpilot.index.semantic import EmbeddingStatus, embedding_status, select_embedder
 from vaultpilot.index.vectors import VectorCache
-from vaultpilot.tools import ToolContext, open_context
+from vaultpilot.tools import ToolContext, ToolOutcome
 from vaultpilot.tools.semantic import Semantic
+from vaultpilot.tools.session import LiveInfo, VaultRuntime
 from vaultpilot.vault.lock import DEFAULT_WAIT
 
 __all__ = ["VaultHandle", "Vaults"]
@@ -54,89 +59,82 @@ T = TypeVar("T")
 _RELOAD_INTERVAL = 2.0
 
 
-@dataclass(slots=True)
 class VaultHandle:
-    vault_id: str
-    root: Path
-    db_path: Path
-    semantic: Semantic = field(default_factory=Semantic)
-    background: BackgroundEmbedder | None = None
-    lock_wait: float = DEFAULT_WAIT  # seconds a write waits for another process's write lock
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _ctx: ToolContext | None = None
-    # A read-only connection of its own for coverage counts (~20 ms at 50k chunks), so status
-    # requests never hold the vault's lock and delay tool calls.
-    _status_lock: threading.Lock = field(default_factory=threading.Lock)
-    _status_conn: sqlite3.Connection | None = None
+    """One served vault: its ``VaultRuntime`` (see ``tools.session``) under its VaultID."""
+
+    def __init__(
+        self,
+        vault_id: str,
+        root: Path,
+        db_path: Path,
+        semantic: Semantic | None = None,
+        *,
+        lock_wait: float = DEFAULT_WAIT,
+        watch: bool = True,
+    ) -> None:
+        self.vault_id = vault_id
+        self.root = root
+        self.db_path = db_path
+        self.runtime = VaultRuntime(
+            root, db_path, source="server", semantic=semantic, lock_wait=lock_wait, watch=watch
+        )
+        # A read-only connection of its own for coverage counts (~20 ms at 50k chunks), so
+        # status requests never wait for tool calls.
+        self._status_lock = threading.Lock()
+        self._status_conn: sqlite3.Connection | None = None
 
     @property
     def name(self) -> str:
         """The vault's name as Obsidian shows it: its folder's name."""
         return self.root.name
 
+    @property
+    def semantic(self) -> Semantic:
+        return self.runtime.semantic
+
+    @property
+    def background(self) -> BackgroundEmbedder | None:
+        return self.runtime.background
+
     def note_uri(self, path: str) -> str:
         """``obsidian://open?vault=<name>&file=<path>`` for a note of this vault."""
         return f"obsidian://open?vault={quote(self.name, safe='')}&file={quote(path, safe='')}"
 
-    def _context(self) -> ToolContext:
-        if self._ctx is None:
-            self._ctx = open_context(
-                self.root,
-                self.db_path,
-                semantic=self.semantic,
-                lock_wait=self.lock_wait,
-                source="server",
-            )
-        return self._ctx
-
     def open(self) -> None:
-        """Open the context and sync the index (blocking; call from a worker thread)."""
-        self.sync()
+        """Sync the index and start the watcher (blocking; call from a worker thread)."""
+        self.runtime.open()
 
     def call(self, fn: Callable[[ToolContext], T]) -> T:
-        """Run ``fn(ctx)`` under the vault's lock in this thread."""
-        try:
-            with self._lock:
-                return fn(self._context())
-        finally:
-            self.changed()
+        """Run ``fn(ctx)`` in this thread (reads in parallel, writes one at a time)."""
+        return self.runtime.call(fn)
 
     async def run(self, fn: Callable[[ToolContext], T]) -> T:
-        """Run ``fn(ctx)`` under the vault's lock in a worker thread."""
-        return await asyncio.to_thread(self.call, fn)
+        """Run ``fn(ctx)`` in a worker thread (see ``call``)."""
+        return await asyncio.to_thread(self.runtime.call, fn)
+
+    async def run_tool(self, name: str, arguments: Mapping[str, Any] | None) -> ToolOutcome:
+        """Run one vault tool in a worker thread; its facts say whether it takes the write turn."""
+        return await asyncio.to_thread(self.runtime.call_tool, name, arguments)
 
     def open_run_context(self) -> ToolContext:
         """A private context for one agent run; the caller closes ``ctx.conn``."""
-        return open_context(
-            self.root,
-            self.db_path,
-            semantic=self.semantic,
-            lock_wait=self.lock_wait,
-            source="agent",
-        )
+        return self.runtime.open_run_context(source="agent")
 
     def start_embedding(self, *, poll: float = 30.0) -> None:
-        """Keep the vectors up to date from a background thread (see the module doc); every
-        ``poll`` seconds it also syncs the index, so edits made outside reach the vectors."""
-        if self.background is None:
-            self.background = BackgroundEmbedder(
-                self.db_path,
-                self.semantic.require,
-                role="server",
-                poll=poll,
-                refresh=self.sync,
-            )
-            self.background.start()
+        """Keep the vectors up to date from a background thread (see the module doc)."""
+        self.runtime.start_embedding(poll=poll)
 
     def sync(self) -> None:
-        """Bring the index up to date with the vault (blocking), without waking the embedder."""
-        with self._lock:
-            self._context().fresh(force=True)
+        """Bring the index up to date with the vault (blocking)."""
+        self.runtime.sync()
 
     def changed(self) -> None:
         """The index may have changed: let the background embedder look (cheap)."""
-        if self.background is not None:
-            self.background.wake()
+        self.runtime.changed()
+
+    def live(self) -> LiveInfo:
+        """The file watcher's state (``off`` when the server does not watch)."""
+        return self.runtime.live_info()
 
     def embedding(self) -> tuple[EmbedProgress | None, EmbeddingStatus]:
         """The background embedder's progress (None when off) and the index's coverage."""
@@ -144,17 +142,11 @@ class VaultHandle:
             if self._status_conn is None:
                 self._status_conn = connect(self.db_path)
             status = embedding_status(self._status_conn)
-        return (self.background.progress() if self.background else None), status
+        background = self.runtime.background
+        return (background.progress() if background else None), status
 
     def close(self) -> None:
-        if self.background is not None:
-            self.background.stop()
-        with self._lock:
-            if self._ctx is not None:
-                self._ctx.conn.close()
-                if self._ctx.journal is not None:
-                    self._ctx.journal.close()
-                self._ctx = None
+        self.runtime.close()
         with self._status_lock:
             if self._status_conn is not None:
                 self._status_conn.close()
@@ -171,6 +163,7 @@ class Vaults:
         *,
         embedder: Callable[[], Embedder] = select_embedder,
         lock_wait: float = DEFAULT_WAIT,
+        watch: bool = True,
     ) -> None:
         self._by_id = {
             vid: VaultHandle(
@@ -179,6 +172,7 @@ class Vaults:
                 db_path(vid),
                 Semantic(load=embedder, cache=VectorCache(min_interval=_RELOAD_INTERVAL)),
                 lock_wait=lock_wait,
+                watch=watch,
             )
             for vid, root in vaults.items()
         }

@@ -19,7 +19,12 @@ passed to every call. It owns no resources: whoever opened the connection closes
   in it (``<root>/vaults/<vault>/index.db``). ``change_set`` makes every call join that change
   set (an agent run's id) instead of making one per call. Without a journal nothing is recorded.
 * ``fresh()`` also removes ``.vaultpilot-*.tmp`` files left by a killed write, when the write
-  lock is free (so no write is in progress); the sync's own walk finds them.
+  lock is free (so no write is in progress); the sync's own walk finds them (``sync_index``).
+* ``upkeep`` (optional) is set by a long-running process's ``tools.session.VaultRuntime``: then
+  ``fresh()`` and ``writing()`` go through it, so the index is synced on the process's one
+  writer connection (``conn`` may then be a read-only connection of the calling thread), reads
+  skip the sync while a file watcher keeps the index fresh, and writes take the process's write
+  turn (one at a time) before the vault's write lock.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Protocol
 
 from vaultpilot.index.db import connect
 from vaultpilot.index.sync import sync_vault
@@ -41,12 +47,33 @@ from vaultpilot.vault.config import VaultConfig, read_vault_config
 from vaultpilot.vault.files import remove_temp_files
 from vaultpilot.vault.lock import DEFAULT_WAIT, LOCK_NAME, try_write_lock, write_lock
 
-__all__ = ["ToolContext", "local_now", "open_context"]
+__all__ = ["ToolContext", "Upkeep", "local_now", "open_context", "sync_index"]
 
 
 def local_now() -> datetime:
     """The current local time, with its UTC offset."""
     return datetime.now().astimezone()
+
+
+class Upkeep(Protocol):
+    """Who keeps the index fresh and orders the writes of a context it lends out."""
+
+    def fresh(self, *, force: bool) -> None: ...
+
+    def writing(self) -> AbstractContextManager[None]: ...
+
+
+def sync_index(
+    conn: sqlite3.Connection, root: Path, lock_path: Path, *, workers: int | None = 1
+) -> None:
+    """Sync the index on ``conn`` with the vault, then remove temp files a killed write left
+    (only when the write lock at ``lock_path`` is free: else a write is in progress)."""
+    leftovers: list[str] = []
+    sync_vault(conn, root, workers=workers, temp_files=leftovers)
+    if leftovers:
+        with try_write_lock(lock_path) as free:
+            if free:  # else a write is in progress and its temp file is not a leftover
+                remove_temp_files(root, leftovers)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +89,7 @@ class ToolContext:
     lock_wait: float = DEFAULT_WAIT
     journal: Journal | None = None
     change_set: str | None = None
+    upkeep: Upkeep | None = None
 
     def write_lock_path(self) -> Path:
         """The vault's write-lock file: beside the index, in the vault's data folder."""
@@ -74,18 +102,18 @@ class ToolContext:
 
     def writing(self) -> AbstractContextManager[None]:
         """Hold the vault's write lock (re-entrant); VaultBusyError after ``lock_wait`` s."""
+        if self.upkeep is not None:
+            return self.upkeep.writing()
         return write_lock(self.write_lock_path(), timeout=self.lock_wait)
 
     def fresh(self, *, force: bool = False) -> None:
         """Sync the index with the vault (always after a write: ``force=True``)."""
         if not (force or self.sync_before_read):
             return
-        leftovers: list[str] = []
-        sync_vault(self.conn, self.root, workers=1, temp_files=leftovers)
-        if leftovers:
-            with try_write_lock(self.write_lock_path()) as free:
-                if free:  # else a write is in progress and its temp file is not a leftover
-                    remove_temp_files(self.root, leftovers)
+        if self.upkeep is not None:
+            self.upkeep.fresh(force=force)
+            return
+        sync_index(self.conn, self.root, self.write_lock_path())
 
 
 def open_context(root: Path, db_path: Path, **options: object) -> ToolContext:

@@ -1,0 +1,297 @@
+"""One vault held open by a long-running process (server, MCP, chat): its index kept live.
+
+``VaultRuntime(root, db_path, source=...)`` is the one per-vault session object the transports
+share. It holds:
+
+* the **writer**: one writable ``ToolContext`` (its connection, the vault's settings, the
+  journal); every sync of the index from this process runs on its connection, one at a time;
+* **readers**: a read-only connection per worker thread (``index.pool.ReaderPool``);
+* the shared ``Semantic`` (embedder and vector cache), the ``BackgroundEmbedder`` and the
+  ``LiveIndex`` (a file watcher keeping the index in line with the vault).
+
+``open()`` (with ``watch``) starts the watcher and waits for its first scan, then syncs the index
+(clearing temp files a killed write left; a sync failure is raised). ``close()`` stops it all.
+
+``call(fn)`` runs ``fn(ctx)`` in the calling thread on a context lent for that call: its
+``conn`` is the thread's read-only connection, so calls run in parallel, and its ``upkeep`` is
+the call's own:
+
+* a read's ``fresh()`` does nothing while the watcher is ``live`` (tool calls do not walk the
+  vault); otherwise (watcher off, starting, rescanning or failed) it syncs on the writer;
+* a write (its first ``fresh(force=True)`` or ``writing()``) takes the process's **write turn**
+  and keeps it until the call ends, so writes run one at a time; ``writing()`` then takes the
+  vault's cross-process write lock as before; ``fresh(force=True)`` always syncs.
+
+``call_tool(name, arguments)`` runs one vault tool by name and reads the tool's facts
+(``Tool.operation(arguments).writes``): a write operation takes the turn before it starts, a
+read never takes it. ``open_run_context()`` opens a context of its own for an agent run (the
+caller closes ``ctx.conn``): its syncs also go through the writer and skip while live, and its
+``writing()`` holds the turn for the length of the block.
+
+``live_info()`` is the watcher's state for status lines and the server's API (``off`` when not
+watching). ``live_session(root, db_path)`` is the context manager a one-process client (chat)
+uses: an opened runtime, closed on exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Literal, TypedDict, TypeVar
+
+from vaultpilot.index.background import BackgroundEmbedder
+from vaultpilot.index.pool import ReaderPool
+from vaultpilot.index.sync import SyncReport
+from vaultpilot.index.watch import LiveIndex, LiveStatus
+from vaultpilot.tools.context import ToolContext, open_context, sync_index
+from vaultpilot.tools.registry import TOOLS, ToolOutcome, run_tool
+from vaultpilot.tools.semantic import Semantic
+from vaultpilot.vault.lock import DEFAULT_WAIT, write_lock
+
+__all__ = ["LiveInfo", "VaultRuntime", "live_session"]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+_BY_NAME = {t.name: t for t in TOOLS}
+
+
+class LiveInfo(TypedDict):
+    """The live index as the server's API and GetVaultContext show it."""
+
+    state: Literal["off", "starting", "live", "rescanning", "failed", "stopped"]
+    reason: str | None
+    lastSync: float | None
+    lastFullSync: float | None
+
+
+class VaultRuntime:
+    """A vault's index, contexts, background embedding and file watcher (see the module doc)."""
+
+    def __init__(
+        self,
+        root: Path,
+        db_path: Path,
+        *,
+        source: str,
+        semantic: Semantic | None = None,
+        lock_wait: float = DEFAULT_WAIT,
+        watch: bool = True,
+        rescan_every: float = 600.0,
+    ) -> None:
+        self.root = root.resolve()
+        self.db_path = db_path
+        self.source = source
+        self.semantic = semantic if semantic is not None else Semantic()
+        self.lock_wait = lock_wait
+        self.watch = watch
+        self.background: BackgroundEmbedder | None = None
+        self._rescan_every = rescan_every
+        self._writer: ToolContext | None = None
+        self._index_lock = threading.Lock()  # the writer's connection, one sync at a time
+        self._open_lock = threading.Lock()
+        self._turn = threading.RLock()  # writes one at a time (re-entrant: nested writing())
+        self._readers = ReaderPool(db_path)
+        self._live: LiveIndex | None = None
+        self._closed = False
+
+    # --- lifecycle
+
+    def open(self, *, workers: int | None = 1, wait: float = 600.0) -> None:
+        """Sync the index, then (with ``watch``) start the watcher and wait for its first scan
+        (blocking; call from a worker thread)."""
+        if self.watch and self._live is None and not self._closed:
+            # Watching starts before the first scan, so nothing changed during it is missed.
+            self._live = LiveIndex(
+                self.root, self.db_path, on_change=self._changed, rescan_every=self._rescan_every
+            )
+            self._live.start(wait=wait)
+        self.sync(workers=workers)  # after the watcher's scan: no work left but old temp files
+
+    def start_embedding(self, *, poll: float = 30.0) -> None:
+        """Keep the vectors up to date from a background thread, woken by every change; every
+        ``poll`` seconds it also syncs the index unless the watcher keeps it fresh."""
+        if self.background is None and not self._closed:
+            self.background = BackgroundEmbedder(
+                self.db_path,
+                self.semantic.require,
+                role=self.source,
+                poll=poll,
+                refresh=self._refresh,
+            )
+            self.background.start()
+
+    def close(self) -> None:
+        self._closed = True
+        if self._live is not None:
+            self._live.stop()
+        if self.background is not None:
+            self.background.stop()
+        with self._turn, self._index_lock:
+            if self._writer is not None:
+                self._writer.conn.close()
+                if self._writer.journal is not None:
+                    self._writer.journal.close()
+                self._writer = None
+        self._readers.close()
+
+    # --- the index
+
+    def live(self) -> bool:
+        """Whether the watcher keeps the index fresh right now (reads then skip their sync)."""
+        return self._live is not None and self._live.status().live
+
+    def live_status(self) -> LiveStatus | None:
+        return self._live.status() if self._live is not None else None
+
+    def live_info(self) -> LiveInfo:
+        status = self.live_status()
+        if status is None:
+            return LiveInfo(state="off", reason=None, lastSync=None, lastFullSync=None)
+        return LiveInfo(
+            state=status.state,
+            reason=status.reason,
+            lastSync=status.last_sync,
+            lastFullSync=status.last_full_sync,
+        )
+
+    def sync(self, *, workers: int | None = 1) -> None:
+        """Bring the index up to date with the vault on the writer connection (blocking)."""
+        with self._index_lock:
+            ctx = self._writer_context()
+            sync_index(ctx.conn, ctx.root, self.lock_path, workers=workers)
+        self.changed()
+
+    def changed(self) -> None:
+        """The index may have changed: let the background embedder look (cheap)."""
+        if self.background is not None:
+            self.background.wake()
+
+    @property
+    def lock_path(self) -> Path:
+        return self._writer_context().write_lock_path()
+
+    def _writer_context(self) -> ToolContext:
+        with self._open_lock:
+            if self._writer is None:
+                self._writer = open_context(
+                    self.root,
+                    self.db_path,
+                    semantic=self.semantic,
+                    lock_wait=self.lock_wait,
+                    source=self.source,
+                )
+            return self._writer
+
+    def _changed(self, _report: SyncReport, _paths: list[str]) -> None:
+        self.changed()  # from the watcher thread: just a wake
+
+    def _refresh(self) -> None:
+        if not self.live():
+            self.sync()
+
+    # --- calls
+
+    def call(self, fn: Callable[[ToolContext], T], *, write: bool = False) -> T:
+        """Run ``fn(ctx)`` in this thread on a context lent for the call (see the module doc);
+        ``write`` takes the write turn up front."""
+        base = self._writer_context()
+        upkeep = _CallUpkeep(self)
+        if write:
+            upkeep.claim()
+        try:
+            return fn(replace(base, conn=self._readers.connection(), upkeep=upkeep))
+        finally:
+            upkeep.end()
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any] | None) -> ToolOutcome:
+        """Run one vault tool; a write operation (by the tool's facts) takes the turn first."""
+        tool = _BY_NAME.get(name)
+        operation = tool.operation(arguments) if tool is not None else None
+        write = operation is None or operation.writes  # an unknown one fails in validation
+        return self.call(lambda ctx: run_tool(ctx, name, arguments), write=write)
+
+    def open_run_context(self, *, source: str = "agent") -> ToolContext:
+        """A context of its own for an agent run; the caller closes ``ctx.conn``."""
+        ctx = open_context(
+            self.root, self.db_path, semantic=self.semantic, lock_wait=self.lock_wait, source=source
+        )
+        return replace(ctx, upkeep=_RunUpkeep(self))
+
+
+class _CallUpkeep:
+    """The upkeep of one lent context: reads skip while live, a write holds the turn."""
+
+    __slots__ = ("_held", "_rt")
+
+    def __init__(self, runtime: VaultRuntime) -> None:
+        self._rt = runtime
+        self._held = False
+
+    def claim(self) -> None:
+        if not self._held:
+            self._rt._turn.acquire()
+            self._held = True
+
+    def end(self) -> None:
+        if self._held:
+            self._held = False
+            self._rt._turn.release()
+
+    def fresh(self, *, force: bool) -> None:
+        if force:
+            self.claim()
+        elif self._rt.live():
+            return
+        self._rt.sync()
+
+    def writing(self) -> AbstractContextManager[None]:
+        self.claim()
+        return write_lock(self._rt.lock_path, timeout=self._rt.lock_wait)
+
+
+class _RunUpkeep:
+    """The upkeep of an agent run's context: the turn only while a write holds the lock."""
+
+    __slots__ = ("_rt",)
+
+    def __init__(self, runtime: VaultRuntime) -> None:
+        self._rt = runtime
+
+    def fresh(self, *, force: bool) -> None:
+        if not force and self._rt.live():
+            return
+        with self._rt._turn if force else contextlib.nullcontext():
+            self._rt.sync()
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        with self._rt._turn, write_lock(self._rt.lock_path, timeout=self._rt.lock_wait):
+            yield
+
+
+@contextlib.contextmanager
+def live_session(
+    root: Path,
+    db_path: Path,
+    *,
+    source: str = "cli",
+    semantic: Semantic | None = None,
+    embed: bool = False,
+    watch: bool = True,
+) -> Iterator[VaultRuntime]:
+    """An opened ``VaultRuntime`` for one process's lifetime (e.g. ``vaultpilot chat``): the
+    index synced, the watcher started and, with ``embed``, background embedding; closed on
+    exit. Use ``runtime.open_run_context()`` (or ``call``) for the agent's context."""
+    runtime = VaultRuntime(root, db_path, source=source, semantic=semantic, watch=watch)
+    try:
+        runtime.open()
+        if embed:
+            runtime.start_embedding()
+        yield runtime
+    finally:
+        runtime.close()
