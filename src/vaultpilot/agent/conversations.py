@@ -5,8 +5,9 @@ Tables (created by ``memory.db``'s migration ``create_conversations``): ``conver
 order), ``conversation_events`` (every event of every run, streamed text and thoughts merged into
 one event per step), ``conversation_usage`` (one row per model call).
 
-* ``new_conversation``, ``list_conversations``, ``get_conversation``, ``load_history`` read and
-  write through a connection they are given (``memory.db.connect``), from one thread.
+* ``new_conversation``, ``list_conversations``, ``get_conversation``, ``load_history`` and
+  ``delete_conversation`` (a run that failed before anything was said is not worth keeping) read
+  and write through a connection they are given (``memory.db.connect``), from one thread.
 * ``run_conversation(conn, conversation_id, agent, message, ...)`` loads the history, runs the
   loop, records as it goes (one transaction per model step and at the end, so recording costs
   little per event) and yields the loop's events unchanged.
@@ -31,6 +32,7 @@ from vaultpilot.errors import NotFoundError
 
 __all__ = [
     "Conversation",
+    "delete_conversation",
     "get_conversation",
     "list_conversations",
     "load_history",
@@ -100,6 +102,15 @@ def get_conversation(conn: sqlite3.Connection, conversation_id: str) -> Conversa
         + (" (several match; give more of the id)." if rows else ".")
         + " `vaultpilot chat --list` shows them."
     )
+
+
+def delete_conversation(conn: sqlite3.Connection, conversation_id: str) -> None:
+    """Remove a conversation with its messages, events and usage (one transaction)."""
+    with conn:
+        conn.execute("BEGIN")
+        for table in ("conversation_usage", "conversation_events", "conversation_messages"):
+            conn.execute(f"DELETE FROM {table} WHERE conversation_id = ?", (conversation_id,))  # noqa: S608
+        conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
 
 
 def load_history(conn: sqlite3.Connection, conversation_id: str) -> list[ChatMessage]:

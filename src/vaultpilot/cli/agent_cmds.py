@@ -9,10 +9,12 @@ conversation in memory.db.
   configured: the message says how to configure one), 3 stopped by max steps or the token
   budget, 130 interrupted.
 * ``chat``: one conversation, message after message (``--resume ID``, ``--continue`` for the
-  latest, ``--list`` to list them). ``/exit`` or Ctrl-D leaves.
-* Ctrl-C during a run interrupts the run (the model stream and the running tool are
-  cancelled), not the program. Destructive steps (and git_agent's ``git_add``/``git_commit``)
-  ask y/n unless ``--yes``.
+  latest with its transcript, ``--list`` to list them); see ``cli.chat`` for the prompt and the
+  slash commands.
+* Runs are shown by ``cli.agent_view`` and run by ``cli.agent_session.run_once``: Ctrl-C during
+  a run interrupts the run, not the program; destructive steps (and git_agent's
+  ``git_add``/``git_commit``) ask Yes / Yes, don't ask again in this run / No, and why, unless
+  ``--yes``. A first run that failed before the model said anything is not kept.
 * The agent is built by ``agent.build.build_agent``, as the server's is: the vault tools, the
   process tools bound to the run's vault (git_agent's ``repo_path`` is the vault, whatever the
   model sends), the configured instructions, approval rules and limits.
@@ -23,39 +25,38 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import signal
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from vaultpilot.agent import (
-    Agent,
     NoteVersions,
-    RunControls,
     get_conversation,
     list_conversations,
     load_config,
-    make_model,
     new_conversation,
-    require_model,
-    run_conversation,
 )
-from vaultpilot.agent.build import build_agent
+from vaultpilot.agent.conversations import delete_conversation
 from vaultpilot.agent.events import FinishReason
-from vaultpilot.cli.agent_view import JsonView, TerminalView, approval_question
-from vaultpilot.cli.common import DataDirOpt, VaultOpt, console, handle_errors, open_workspace
+from vaultpilot.cli.agent_session import Session, open_session, run_once
+from vaultpilot.cli.agent_view import JsonView, TerminalView
+from vaultpilot.cli.chat import ChatState, header, run_chat, stdin_reader
+from vaultpilot.cli.common import (
+    DataDirOpt,
+    VaultOpt,
+    console,
+    err_console,
+    handle_errors,
+    open_workspace,
+)
+from vaultpilot.cli.run_changes import RunChanges
 from vaultpilot.index.background import BackgroundEmbedder
 from vaultpilot.locations import data_root, memory_db_path
 from vaultpilot.memory.db import connect as connect_memory
-from vaultpilot.tools import open_context
-from vaultpilot.tools.semantic import Semantic
 
 __all__ = ["register"]
 
@@ -78,96 +79,6 @@ _EXIT: dict[FinishReason, int] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class _Session:
-    agent: Agent
-    memory: Any  # sqlite3.Connection
-    vault: Path
-    db_path: Path
-    semantic: Semantic
-
-
-@contextlib.contextmanager
-def _session(
-    vault: str | None, data_dir: str | None, *, yes: bool, flags: dict[str, Any]
-) -> Iterator[_Session]:
-    cfg = require_model(load_config(flags=flags))  # before anything is opened: a fast, clear error
-    ws = open_workspace(vault, data_dir)
-    semantic = Semantic()
-    ctx = open_context(ws.vault, ws.db_path, semantic=semantic, source="agent")
-    root = data_root(data_dir)
-    memory = connect_memory(memory_db_path(root))
-    try:
-        agent = build_agent(ctx, cfg, make_model(cfg), data_root=root, auto_approve=yes)
-        yield _Session(agent, memory, ws.vault, ws.db_path, semantic)
-    finally:
-        memory.close()
-        ctx.conn.close()
-
-
-def _ask_user(question: str, out: Console) -> bool | None:
-    """y/n from stdin; None when the user pressed Ctrl-C."""
-    try:
-        out.print(Text(question + " [y/N] ", "bold yellow"), end="")
-        answer = sys.stdin.readline()
-    except KeyboardInterrupt:
-        out.print()
-        return None
-    return answer.strip().lower() in ("y", "yes")
-
-
-async def _one_run(
-    session: _Session,
-    conversation_id: str,
-    message: str,
-    versions: NoteVersions,
-    show: Callable[[Any], None],
-    out: Console,
-) -> FinishReason:
-    controls = RunControls()
-    loop = asyncio.get_running_loop()
-    on_posix = sys.platform != "win32"
-
-    def catch_sigint(enable: bool) -> None:
-        if not on_posix:
-            return
-        if enable:
-            loop.add_signal_handler(signal.SIGINT, controls.interrupt)
-        else:
-            loop.remove_signal_handler(signal.SIGINT)
-
-    reason: FinishReason = "error"
-    catch_sigint(True)
-    try:
-        async for event in run_conversation(
-            session.memory,
-            conversation_id,
-            session.agent,
-            message,
-            controls=controls,
-            versions=versions,
-        ):
-            show(event)
-            if event.kind == "approval_required":
-                catch_sigint(False)  # Ctrl-C at the question interrupts the run
-                answer = _ask_user(approval_question(event), out)
-                catch_sigint(True)
-                if answer is None:
-                    controls.interrupt()
-                elif answer:
-                    controls.approve(event.call_id)
-                else:
-                    controls.deny(event.call_id, "the user said no")
-            elif event.kind == "run_finished":
-                reason = event.reason
-    except KeyboardInterrupt:  # Windows, or a Ctrl-C between two events
-        controls.interrupt()
-        reason = "interrupted"
-    finally:
-        catch_sigint(False)
-    return reason
-
-
 def _flags(model: str | None, base_url: str | None, max_steps: int | None) -> dict[str, Any]:
     return {"model": model, "base_url": base_url, "max_steps": max_steps}
 
@@ -188,20 +99,37 @@ def ask(
     verbose: VerboseOpt = False,
 ) -> None:
     """Ask the agent once: it searches, reads and edits the vault, showing each step."""
-    with _session(vault, data_dir, yes=yes, flags=_flags(model, base_url, max_steps)) as s:
+    with open_session(vault, data_dir, yes=yes, flags=_flags(model, base_url, max_steps)) as s:
+        fresh = not conversation
         if conversation:
             conv_id = get_conversation(s.memory, conversation).id
         else:
             conv_id = new_conversation(
                 s.memory, title=prompt, vault=str(s.vault), model=s.agent.model.name
             ).id
-        view = JsonView(console) if as_json else TerminalView(console, verbose=verbose)
-        err = Console(stderr=True, highlight=False)
-        reason = asyncio.run(_one_run(s, conv_id, prompt, NoteVersions(), view.show, err))
+        changes = RunChanges(s.ctx.journal, str(s.vault))
+        view = (
+            JsonView(console)
+            if as_json
+            else TerminalView(console, verbose=verbose, changes=changes)
+        )
         if not as_json:
+            _warn_if_empty(s)
+        result = asyncio.run(run_once(s, conv_id, prompt, view=view, versions=NoteVersions()))
+        if fresh and not result.said_something and result.reason in ("error", "interrupted"):
+            delete_conversation(s.memory, conv_id)  # nothing worth continuing
+        elif not as_json:
             console.print(Text(f"conversation {conv_id}", "dim"))
-    if _EXIT[reason]:
-        raise typer.Exit(_EXIT[reason])
+    if _EXIT[result.reason]:
+        raise typer.Exit(_EXIT[result.reason])
+
+
+def _warn_if_empty(s: Session) -> None:
+    if not s.note_paths():
+        err_console.print(
+            Text(f"warning: the vault {s.vault} has no notes (.md files) yet.", "yellow"),
+            soft_wrap=True,
+        )
 
 
 @handle_errors
@@ -233,7 +161,7 @@ def chat(
         _list(vault, data_dir)
         return
     with (
-        _session(vault, data_dir, yes=yes, flags=_flags(model, base_url, None)) as s,
+        open_session(vault, data_dir, yes=yes, flags=_flags(model, base_url, None)) as s,
         _background(s, enabled=embed) as background,
     ):
         conv_id: str | None = None
@@ -242,37 +170,50 @@ def chat(
         elif latest:
             found = list_conversations(s.memory, vault=str(s.vault), limit=1)
             conv_id = found[0].id if found else None
-        if conv_id:
-            console.print(Text(f"resuming conversation {conv_id}", "dim"))
-        console.print(Text(f"vaultpilot chat · {s.agent.model.name} · /exit to leave", "dim"))
-        view = TerminalView(console, verbose=verbose)
-        versions = NoteVersions()
-        while True:
-            _embedding_note(background)
-            try:
-                console.print(Text("you › ", "bold"), end="")
-                line = sys.stdin.readline()
-            except KeyboardInterrupt:
-                console.print()
-                break
-            if not line or line.strip() in ("/exit", "/quit"):
-                break
-            message = line.strip()
-            if not message:
-                continue
             if conv_id is None:
-                conv_id = new_conversation(
-                    s.memory, title=message, vault=str(s.vault), model=s.agent.model.name
-                ).id
-            asyncio.run(_one_run(s, conv_id, message, versions, view.show, console))
-            if background is not None:
-                background.wake()  # embed what the run wrote
-        if conv_id:
-            console.print(Text(f"conversation {conv_id}", "dim"))
+                console.print(Text("No earlier conversation in this vault: starting one.", "dim"))
+        header(s, console)
+        state = ChatState(conv_id, "auto" if yes else "ask")
+        if sys.stdin.isatty() and console.is_terminal:
+            from vaultpilot.cli.prompt import ChatPrompt
+
+            prompt = ChatPrompt(s.data_root, s.note_paths)
+
+            def read() -> str | None:
+                _embedding_note(background)
+                return prompt.read()
+
+            run_chat(
+                s,
+                state,
+                console,
+                read=read,
+                ask=prompt.ask,
+                verbose=verbose,
+                after_run=_woken(background),
+            )
+        else:
+            run_chat(
+                s,
+                state,
+                console,
+                read=stdin_reader(console),
+                ask=None,
+                verbose=verbose,
+                after_run=_woken(background),
+            )
+
+
+def _woken(background: BackgroundEmbedder | None) -> Callable[[], None]:
+    def wake() -> None:
+        if background is not None:
+            background.wake()  # embed what the run wrote
+
+    return wake
 
 
 @contextlib.contextmanager
-def _background(s: _Session, *, enabled: bool) -> Iterator[BackgroundEmbedder | None]:
+def _background(s: Session, *, enabled: bool) -> Iterator[BackgroundEmbedder | None]:
     """A background embedder for the chat's index, stopped (after its batch) when it ends."""
     if not enabled:
         yield None

@@ -1,121 +1,300 @@
-"""How ``vaultpilot ask`` and ``chat`` show a run: one rich line or block per step.
+"""How ``vaultpilot ask`` and ``chat`` show a run in a terminal.
 
-Thoughts are streamed dimmed; a tool call shows its name and arguments; its result a ✓ or ✗ and a
-short preview; the answer is rendered as Markdown when the model's turn ends; approvals are a y/n
-question (``ask_approval``). ``TerminalView.show`` matches every event kind and ends with
-``assert_never``, so a new kind cannot go unrendered. ``JsonView`` prints one JSON line per event.
+* Thoughts (dim) and the answer stream as the model writes them, wrapped at word boundaries
+  (``stream.WordWrapper``), with light Markdown.
+* While nothing streams, one spinner line says what is going on (thinking, running a step), for
+  how long, and the tokens so far (``tick`` redraws it; the caller calls it a few times a second).
+* Each tool call is one line when its result comes: ``● Read(Meetings/Retro.md) 312 words``,
+  ``● Edit(Inbox.md) +3 −1`` (counted from the change journal), ``✗ …`` with the reason when it
+  failed, ``⊘ … declined by you`` when the person said no: a refusal is their choice, not an
+  error.
+* An approval shows what the step does and the coloured diff of each file it would change (from
+  the tool's dry run); the question itself is asked by ``approvals.ask``.
+* The end of a run lists the notes it changed and how to undo them, then one dim line of steps,
+  tokens and time.
+
+``TerminalView.show`` matches every event kind and ends with ``assert_never``, so a new kind
+cannot go unrendered. ``JsonView`` prints one JSON line per event.
 """
 
 from __future__ import annotations
 
 import json
-from typing import assert_never
+import time
+from typing import Any, assert_never
 
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.text import Text
 
-from vaultpilot.agent.events import AgentEvent, ApprovalRequired, event_to_dict
+from vaultpilot.agent.events import AgentEvent, ApprovalRequired, ToolResult, event_to_dict
+from vaultpilot.cli.run_changes import FileStep, RunChanges
+from vaultpilot.cli.steps import diff_counts, label, outcome
+from vaultpilot.cli.stream import Spinner, WordWrapper
 
-__all__ = ["JsonView", "TerminalView", "approval_question"]
+__all__ = ["JsonView", "TerminalView", "approval_block", "print_text"]
 
-_ARGS_CHARS = 240
-
-
-def _short(value: object, limit: int = _ARGS_CHARS) -> str:
-    text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+_DIFF_LINES = 60  # per file, in an approval
 
 
-def approval_question(event: ApprovalRequired) -> str:
-    return f"Allow {event.name} {event.operation or ''} {_short(event.arguments, 160)}?"
+def _diff_text(diff: str) -> Text:
+    out = Text()
+    lines = diff.splitlines()
+    for line in lines[:_DIFF_LINES]:
+        if line.startswith(("+++", "---")):
+            continue
+        if line.startswith("@@"):
+            style = "cyan"
+        elif line.startswith("+"):
+            style = "green"
+        elif line.startswith("-"):
+            style = "red"
+        else:
+            style = "dim"
+        out.append("    " + line + "\n", style)
+    if len(lines) > _DIFF_LINES:
+        out.append(f"    … {len(lines) - _DIFF_LINES} more lines\n", "dim")
+    return out
+
+
+def print_text(console: Console, text: str, *, style: str = "") -> None:
+    """Text with light Markdown, wrapped at word boundaries, as an answer streams."""
+
+    def emit(piece: str, piece_style: str) -> None:
+        console.print(Text(piece, piece_style), end="", soft_wrap=True)
+
+    writer = WordWrapper(emit, console.width - 1, style=style)
+    writer.feed(text)
+    writer.finish()
+
+
+def approval_block(event: ApprovalRequired) -> Text:
+    """What the person is asked to approve: the step, why it asks, each file's diff."""
+    text = Text()
+    text.append("? ", "bold yellow")
+    text.append(label(event.name, event.arguments), "bold")
+    text.append(f"  {event.reason}\n", "yellow")
+    for d in event.diffs:
+        path = str(d.get("path") or d.get("to") or "?")
+        added, removed = diff_counts(str(d.get("diff") or ""))
+        moved = d.get("from") not in (None, path)
+        head = f"  {d.get('from')} → {path}" if moved else f"  {path}"
+        text.append(head, "bold")
+        text.append(f"  +{added} −{removed}\n", "dim")
+        text.append_text(_diff_text(str(d.get("diff") or "")))
+    if not event.diffs:
+        shown = json.dumps(event.arguments, ensure_ascii=False, indent=2)
+        for line in shown.splitlines()[:_DIFF_LINES]:
+            text.append("    " + line + "\n", "dim")
+    return text
 
 
 class TerminalView:
-    def __init__(self, console: Console, *, verbose: bool = False) -> None:
+    def __init__(
+        self,
+        console: Console,
+        *,
+        verbose: bool = False,
+        changes: RunChanges | None = None,
+        undo_hint: str = "vaultpilot undo {id}",
+    ) -> None:
         self.console = console
         self.verbose = verbose
-        self._answer: list[str] = []
-        self._thinking = False
+        self.changes = changes
+        self.undo_hint = undo_hint
+        self.live = console.is_terminal
+        self.spinner = Spinner()
+        self.spinning = False  # the spinner line is on screen
+        self.waiting = False  # nothing is streaming: the spinner may be drawn
+        self.calls: dict[str, str] = {}
+        self.declined: dict[str, str] = {}
+        self.started = time.monotonic()
+        self.run_id = ""
+        self._stream_kind = ""
+        self._chars = 0
+        self._writer: WordWrapper | None = None
 
-    def _end_thought(self) -> None:
-        if self._thinking:
-            self.console.print()
-            self._thinking = False
+    # ----- output helpers
+    def _emit(self, text: str, style: str) -> None:
+        self.console.print(Text(text, style), end="", soft_wrap=True)
 
-    def _flush_answer(self) -> None:
-        text = "".join(self._answer).strip()
-        self._answer = []
-        if text:
-            self.console.print(Markdown(text))
+    def _clear_spinner(self) -> None:
+        if self.spinning:
+            self.console.file.write("\r\x1b[2K")
+            self.console.file.flush()
+            self.spinning = False
 
+    def tick(self) -> None:
+        """Redraw the spinner line (only in a terminal, only while nothing streams)."""
+        if not (self.live and self.waiting):
+            return
+        line = self.spinner.frame()[: max(10, self.console.width - 1)]
+        self.console.file.write("\r\x1b[2K\x1b[2m" + line + "\x1b[0m")
+        self.console.file.flush()
+        self.spinning = True
+
+    def pause(self) -> None:
+        """Stop the spinner (before a question)."""
+        self.waiting = False
+        self._clear_spinner()
+
+    def _wait(self, activity: str) -> None:
+        self.spinner.restart(activity)
+        self.waiting = True
+
+    def _end_stream(self) -> None:
+        if self._writer is not None:
+            self._writer.finish()
+            self._writer = None
+            self._stream_kind = ""
+
+    def _stream(self, kind: str, text: str) -> None:
+        if self._stream_kind != kind:
+            self._end_stream()
+            style = "dim italic" if kind == "thought" else ""
+            indent = "  " if kind == "thought" else ""
+            if kind == "thought":
+                self._emit("✻ ", "dim")
+            self._writer = WordWrapper(
+                self._emit, self.console.width - 1, indent=indent, style=style
+            )
+            if kind == "thought":
+                self._writer.column = 2
+            self._stream_kind = kind
+        assert self._writer is not None
+        self._writer.feed(text)
+        self._chars += len(text)
+        self.spinner.tokens = max(self.spinner.tokens, self._base_tokens + self._chars // 4)
+
+    _base_tokens = 0
+
+    def _line(self, text: Text) -> None:
+        self._end_stream()
+        self.console.print(text, soft_wrap=False)
+
+    # ----- events
     def show(self, event: AgentEvent) -> None:
-        if event.kind != "thought":
-            self._end_thought()
+        self._clear_spinner()
+        if event.kind not in ("thought", "text_chunk"):
+            self._end_stream()
         c = self.console
         match event.kind:
             case "run_started":
+                self.run_id = event.run_id
+                self.started = time.monotonic()
+                self.spinner.tokens = self._base_tokens = 0
+                if self.changes is not None:
+                    self.changes.start(event.run_id)
                 if self.verbose:
                     c.print(Text(f"model {event.model} · tools: {', '.join(event.tools)}", "dim"))
+                self._wait("Thinking")
             case "context_attached":
                 for note in event.notes:
                     cut = " (truncated)" if note["truncated"] else ""
-                    c.print(Text(f"📎 {note['path']}{cut}", "cyan"))
+                    self._line(Text(f"📎 {note['path']}{cut}", "cyan"))
                 for name in event.unknown:
-                    c.print(Text(f"📎 {name}: no such note in the vault", "yellow"))
+                    self._line(Text(f"📎 {name}: no such note in the vault", "yellow"))
                 for path in event.omitted:
-                    c.print(Text(f"📎 {path}: over the context budget, not attached", "yellow"))
+                    self._line(Text(f"📎 {path}: over the context budget, not attached", "yellow"))
             case "status":
                 if self.verbose:
-                    c.print(Text(event.message, "dim"))
+                    self._line(Text(event.message, "dim"))
+                if event.message.startswith("Thinking"):
+                    self._chars = 0
+                    self._wait("Thinking")
             case "thought":
-                if not self._thinking:
-                    c.print(Text("💭 ", "dim"), end="")
-                    self._thinking = True
-                c.print(Text(event.text, "dim italic"), end="")
+                self.waiting = False
+                self._stream("thought", event.text)
             case "text_chunk":
-                self._answer.append(event.text)
+                self.waiting = False
+                self._stream("text", event.text)
             case "usage":
+                self._base_tokens = event.run_total_tokens
+                self.spinner.tokens = event.run_total_tokens
+                self._chars = 0
                 if self.verbose:
                     guess = " (estimated)" if event.estimated else ""
-                    c.print(Text(f"{event.total_tokens:,} tokens{guess}", "dim"))
+                    self._line(Text(f"{event.total_tokens:,} tokens{guess}", "dim"))
             case "message":
-                if event.message.get("role") == "assistant":
-                    self._flush_answer()
+                pass
             case "tool_call":
-                line = Text("→ ", "cyan")
-                line.append(event.name, "bold cyan")
-                shown: object = event.arguments
-                if shown is None:
-                    shown = event.raw_arguments
-                line.append(" " + _short(shown), "cyan")
-                c.print(line)
+                shown = (
+                    label(event.name, event.arguments)
+                    if event.arguments is not None
+                    else (f"{event.name}(…)")
+                )
+                self.calls[event.call_id] = shown
+                self._wait(f"Running {shown}")
             case "approval_required":
-                c.print(Text(f"⚠ {event.reason}", "yellow"))
+                self.pause()
+                c.print(approval_block(event), end="")
             case "approval_resolved":
                 if not event.approved:
-                    c.print(Text(f"  refused ({event.by})", "yellow"))
+                    self.declined[event.call_id] = event.by
+                else:
+                    self._wait(f"Running {self.calls.get(event.call_id, '')}")
             case "tool_result":
-                mark, style = ("✓", "green") if event.success else ("✗", "red")
-                line = Text(f"{mark} {event.name}", style)
-                if event.source != "tool":
-                    line.append(f" [{event.source}]", "dim")
-                line.append(f"  {event.preview}", "dim" if event.success else "red")
-                c.print(line)
+                self._result(event)
+                self._wait("Thinking")
             case "error":
-                c.print(Text(f"error: {event.message}", "bold red"))
+                self._line(Text(f"error: {event.message}", "bold red"))
             case "run_finished":
-                self._flush_answer()
-                if event.reason not in ("done", "error"):
-                    c.print(Text(event.message, "yellow"))
-                c.print(
-                    Text(
-                        f"{event.steps} step(s) · {event.total_tokens:,} tokens · {event.reason}",
-                        "dim",
-                    )
-                )
+                self.waiting = False
+                self._finish(event.reason, event.message, event.steps, event.total_tokens)
             case _:
                 assert_never(event)
+
+    def _result(self, event: ToolResult) -> None:
+        shown = self.calls.get(event.call_id, event.name)
+        line = Text()
+        if event.source == "denied":
+            by = self.declined.get(event.call_id, "user")
+            line.append("⊘ ", "yellow")
+            line.append(shown, "bold")
+            why = "declined by you" if by == "user" else "refused by the approval policy"
+            if by == "nobody":
+                why = "not run: nobody could approve it"
+            line.append(f"  {why}", "yellow")
+        elif event.source == "interrupted":
+            line.append("⊘ ", "yellow")
+            line.append(shown, "bold")
+            line.append("  interrupted", "yellow")
+        elif not event.success:
+            line.append("✗ ", "red")
+            line.append(shown, "bold")
+            line.append(f"  {outcome(event.result)}", "red")
+        else:
+            line.append("● ", "green")
+            line.append(shown, "bold")
+            steps = self.changes.new() if self.changes is not None else []
+            line.append(f"  {self._steps_or_outcome(steps, event.result)}", "dim")
+            if event.source == "override":
+                line.append("  (result given by the user)", "dim")
+        self._line(line)
+
+    @staticmethod
+    def _steps_or_outcome(steps: list[FileStep], result: dict[str, Any]) -> str:
+        if not steps:
+            return outcome(result)
+        if len(steps) == 1 and steps[0].kind == "update":
+            return f"+{steps[0].added} −{steps[0].removed}"
+        return "; ".join(s.describe() for s in steps[:3]) + (
+            f"; +{len(steps) - 3} more" if len(steps) > 3 else ""
+        )
+
+    def _finish(self, reason: str, message: str, steps: int, tokens: int) -> None:
+        c = self.console
+        changed = self.changes.summary() if self.changes is not None else []
+        if changed:
+            c.print(Text(f"Changed {len(changed)} note(s):", "bold"))
+            for step in changed:
+                c.print(Text(f"  {step.describe()}"), soft_wrap=True)
+            hint = self.undo_hint.format(id=self.run_id[:12])
+            c.print(Text(f"  Undo all of them with: {hint}", "dim"), soft_wrap=True)
+        if reason not in ("done", "error"):
+            c.print(Text(message, "yellow"))
+        seconds = time.monotonic() - self.started
+        word = "step" if steps == 1 else "steps"
+        c.print(Text(f"{steps} {word} · {tokens:,} tokens · {seconds:.1f}s · {reason}", "dim"))
 
 
 class JsonView:
@@ -127,3 +306,9 @@ class JsonView:
     def show(self, event: AgentEvent) -> None:
         line = json.dumps(event_to_dict(event), ensure_ascii=False)
         self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    def tick(self) -> None:
+        pass
+
+    def pause(self) -> None:
+        pass

@@ -3,6 +3,7 @@ turning vaultpilot errors into one clear line and an exit code (never a tracebac
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
 from collections.abc import Callable, Iterator
@@ -21,7 +22,7 @@ from vaultpilot.errors import (
     SetupError,
     VaultpilotError,
 )
-from vaultpilot.locations import data_root, find_vault, vault_data_dir
+from vaultpilot.locations import VAULT_ENV, data_root, find_vault, vault_data_dir
 
 __all__ = [
     "DataDirOpt",
@@ -29,6 +30,7 @@ __all__ = [
     "VaultOpt",
     "Workspace",
     "console",
+    "discover_vault",
     "err_console",
     "exit_code_for",
     "handle_errors",
@@ -95,8 +97,25 @@ class Workspace:
     db_path: Path
 
 
+def discover_vault(flag: str | None, *, cwd: Path | None = None) -> Path:
+    """The vault: ``--vault`` or ``$VAULTPILOT_VAULT`` as given, else the nearest folder at or
+    above ``cwd`` that holds ``.obsidian/``. A folder that is no vault is refused unless named
+    explicitly, so a repository or a home folder is never indexed by accident."""
+    if flag or os.environ.get(VAULT_ENV):
+        return find_vault(flag)
+    here = (cwd or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".obsidian").is_dir():
+            return folder
+    raise SetupError(
+        f"No vault here: neither {here} nor a folder above it has an .obsidian/ folder. "
+        "Run vaultpilot inside an Obsidian vault, or name the folder with --vault PATH "
+        f"(or ${VAULT_ENV}); a folder named that way is used even without .obsidian/."
+    )
+
+
 def open_workspace(vault: str | None, data_dir: str | None) -> Workspace:
-    root = find_vault(vault)
+    root = discover_vault(vault)
     folder = vault_data_dir(root, data_root(data_dir))
     return Workspace(root, folder, folder / "index.db")
 

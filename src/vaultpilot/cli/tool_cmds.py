@@ -54,7 +54,11 @@ def register(app: typer.Typer) -> None:
         ] = None,
         arguments: Annotated[
             str | None,
-            typer.Option("--json", metavar="JSON", help="The tool's arguments as a JSON object ('-' reads stdin)."),
+            typer.Option(
+                "--json",
+                metavar="JSON",
+                help="The tool's arguments as a JSON object ('-' reads stdin).",
+            ),
         ] = None,
         list_tools: Annotated[
             bool, typer.Option("--list", help="Print every tool with its JSON Schema.")

@@ -1,0 +1,189 @@
+"""One vault's agent for the terminal, and one run of it with the person at the keyboard.
+
+``open_session(...)`` checks the model configuration first (a fast, clear error), finds the vault
+(``common.open_workspace``), opens its tool context (with the change journal) and memory.db, and
+builds the agent with ``agent.build.build_agent``, the one place an agent is built.
+
+``run_once(session, conversation_id, message, ...)`` runs one message in a stored conversation:
+
+* Ctrl-C during a run interrupts the run (the model stream and a running tool are cancelled),
+  not the program; at an approval question it interrupts the run too.
+* An approval is answered by ``approvals.Approver`` (Yes / Yes, don't ask again in this run /
+  No, and why: the reason goes to the model).
+* The view's spinner is redrawn every 100 ms while the run waits.
+* A run that failed before the model said anything, in a conversation it started, is not kept:
+  ``chat --continue`` then finds the last real conversation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sqlite3
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from vaultpilot.agent import (
+    Agent,
+    NoteVersions,
+    RunControls,
+    load_config,
+    make_model,
+    require_model,
+    run_conversation,
+)
+from vaultpilot.agent.build import build_agent
+from vaultpilot.agent.events import AgentEvent, ApprovalRequired, FinishReason
+from vaultpilot.cli.approvals import Approver, Ask
+from vaultpilot.cli.common import open_workspace
+from vaultpilot.locations import data_root, memory_db_path
+from vaultpilot.memory.db import connect as connect_memory
+from vaultpilot.tools import ToolContext, open_context
+from vaultpilot.tools.semantic import Semantic
+
+__all__ = ["RunOutcome", "Session", "View", "open_session", "run_once"]
+
+
+class View(Protocol):
+    def show(self, event: AgentEvent) -> None: ...
+
+    def tick(self) -> None: ...
+
+    def pause(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    agent: Agent
+    memory: sqlite3.Connection
+    ctx: ToolContext
+    vault: Path
+    db_path: Path
+    data_root: Path
+    semantic: Semantic
+
+    def note_paths(self) -> list[str]:
+        vault = self.agent.vault
+        return vault.note_paths() if vault is not None else []
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    reason: FinishReason
+    said_something: bool  # the model wrote text or called a tool
+
+
+@contextlib.contextmanager
+def open_session(
+    vault: str | None, data_dir: str | None, *, yes: bool, flags: dict[str, Any]
+) -> Iterator[Session]:
+    cfg = require_model(load_config(flags=flags))  # before anything is opened: a fast, clear error
+    ws = open_workspace(vault, data_dir)
+    semantic = Semantic()
+    ctx = open_context(ws.vault, ws.db_path, semantic=semantic, source="agent")
+    root = data_root(data_dir)
+    memory = connect_memory(memory_db_path(root))
+    try:
+        agent = build_agent(ctx, cfg, make_model(cfg), data_root=root, auto_approve=yes)
+        yield Session(agent, memory, ctx, ws.vault, ws.db_path, root, semantic)
+    finally:
+        memory.close()
+        if ctx.journal is not None:
+            ctx.journal.close()
+        ctx.conn.close()
+
+
+async def _read_stdin(question: str) -> str | None:
+    """One line from stdin (no terminal: tests, pipes); None at end of input or on Ctrl-C."""
+    sys.stdout.write(question)
+    sys.stdout.flush()
+    try:
+        line = sys.stdin.readline()
+    except KeyboardInterrupt:
+        return None
+    return line if line else ""
+
+
+async def _ticker(view: View) -> None:
+    while True:
+        view.tick()
+        await asyncio.sleep(0.1)
+
+
+async def run_once(
+    session: Session,
+    conversation_id: str,
+    message: str,
+    *,
+    view: View,
+    versions: NoteVersions,
+    ask: Ask | None = None,
+    mode: Literal["ask", "auto"] = "ask",
+) -> RunOutcome:
+    controls = RunControls()
+    approver = Approver(mode=mode)
+    loop = asyncio.get_running_loop()
+    on_posix = sys.platform != "win32"
+    question = ask or _read_stdin
+
+    def catch_sigint(enable: bool) -> None:
+        if not on_posix:
+            return
+        if enable:
+            loop.add_signal_handler(signal.SIGINT, controls.interrupt)
+        else:
+            loop.remove_signal_handler(signal.SIGINT)
+
+    async def decide(event: ApprovalRequired) -> None:
+        automatic = approver.preapproved(event)
+        if automatic is None:
+            view.show(event)
+            catch_sigint(False)  # Ctrl-C at the question interrupts the run
+            try:
+                choice = await approver.answer(event, question)
+            finally:
+                catch_sigint(True)
+        else:
+            choice = automatic
+        if choice is None:
+            controls.interrupt()
+        elif choice.kind == "no":
+            controls.deny(event.call_id, choice.reason)
+        else:
+            controls.approve(event.call_id)
+
+    reason: FinishReason = "error"
+    said = False
+    ticker = asyncio.create_task(_ticker(view))
+    catch_sigint(True)
+    try:
+        async for event in run_conversation(
+            session.memory,
+            conversation_id,
+            session.agent,
+            message,
+            controls=controls,
+            versions=versions,
+        ):
+            if event.kind == "approval_required":
+                await decide(event)
+                continue
+            view.show(event)
+            if event.kind in ("text_chunk", "tool_call"):
+                said = True
+            elif event.kind == "run_finished":
+                reason = event.reason
+    except KeyboardInterrupt:  # Windows, or a Ctrl-C between two events
+        controls.interrupt()
+        reason = "interrupted"
+    finally:
+        catch_sigint(False)
+        ticker.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await ticker
+        view.pause()
+    return RunOutcome(reason, said)

@@ -1,0 +1,273 @@
+"""``vaultpilot chat``: a conversation with the agent, message after message.
+
+The header names the vault, its note count (warning when it has none) and the model. In a
+terminal the prompt is ``prompt.ChatPrompt`` (history across sessions, ``@``/``[[`` completion,
+multi-line input, Ctrl-C clears the line and twice quits); otherwise lines are read from stdin.
+Slash commands are answered here, never sent to the model (``SLASH``). ``--continue`` and
+``--resume ID`` replay the conversation's transcript before the prompt. A conversation is
+created by its first message; one whose first run failed before the model said anything is
+deleted again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable
+from typing import Any, Literal
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from vaultpilot.agent import NoteVersions, get_conversation, list_conversations, load_history
+from vaultpilot.agent import new_conversation as create_conversation
+from vaultpilot.agent.conversations import delete_conversation
+from vaultpilot.agent.model import ChatMessage
+from vaultpilot.agent.toolset import result_ok
+from vaultpilot.cli.agent_session import Session, run_once
+from vaultpilot.cli.agent_view import TerminalView, print_text
+from vaultpilot.cli.approvals import Ask
+from vaultpilot.cli.run_changes import RunChanges
+from vaultpilot.cli.steps import label, outcome
+from vaultpilot.errors import VaultpilotError
+
+__all__ = ["SLASH", "ChatState", "header", "replay", "run_chat"]
+
+SLASH: dict[str, str] = {
+    "/help": "this list",
+    "/new": "start a new conversation (the vault stays)",
+    "/history": "the recent conversations of this vault",
+    "/undo": "undo the last change set the agent made in this chat",
+    "/mode": "ask before risky steps (ask) or approve them all (auto): /mode auto",
+    "/exit": "leave (also /quit, Ctrl-D, or Ctrl-C twice)",
+}
+_TRANSCRIPT_CHARS = 600
+
+
+class ChatState:
+    def __init__(self, conversation_id: str | None, mode: Literal["ask", "auto"]) -> None:
+        self.conversation_id = conversation_id
+        self.mode: Literal["ask", "auto"] = mode
+        self.change_sets: list[str] = []  # this chat's runs that changed the vault, oldest first
+
+
+def header(session: Session, out: Console) -> None:
+    count = len(session.note_paths())
+    notes = "1 note" if count == 1 else f"{count:,} notes"
+    line = Text("vaultpilot chat", "bold")
+    line.append(f" · {session.vault.name} ({notes}) · {session.agent.model.name}", "dim")
+    line.append(" · /help for commands", "dim")
+    out.print(line, soft_wrap=True)
+    out.print(Text(f"vault: {session.vault}", "dim"), soft_wrap=True)
+    if count == 0:
+        out.print(
+            Text(
+                "warning: this vault has no notes (.md files) yet; the agent can create some, "
+                "or restart with --vault PATH to use another folder.",
+                "yellow",
+            )
+        )
+
+
+def replay(messages: list[ChatMessage], out: Console) -> None:
+    """The stored conversation, compactly: what was asked, each step, each answer."""
+    calls: dict[str, str] = {}
+    for m in messages:
+        role = m.get("role")
+        content = m.get("content")
+        if role == "user" and isinstance(content, str):
+            text = content.split("\n\n### Context from attached files ###", 1)[0]
+            out.print(Text("› " + text, "bold"), soft_wrap=True)
+        elif role == "assistant":
+            for call in m.get("tool_calls") or []:
+                fn = call.get("function", {})
+                try:
+                    args = json.loads(fn.get("arguments") or "{}")
+                except ValueError:
+                    args = None
+                calls[str(call.get("id"))] = label(str(fn.get("name")), args)
+            if isinstance(content, str) and content.strip():
+                shown = content.strip()
+                if len(shown) > _TRANSCRIPT_CHARS:
+                    shown = shown[: _TRANSCRIPT_CHARS - 1] + "…"
+                print_text(out, shown)
+        elif role == "tool":
+            try:
+                result = json.loads(str(content))
+            except ValueError:
+                result = {}
+            result = result if isinstance(result, dict) else {}
+            out.print(_replayed_step(calls.get(str(m.get("tool_call_id")), "step"), result))
+    out.print(Text("─" * min(40, out.width), "dim"))
+
+
+def _replayed_step(what: str, result: dict[str, Any]) -> Text:
+    error = str(result.get("error") or "")
+    line = Text()
+    if error.startswith("The user refused"):
+        line.append("⊘ ", "yellow")
+        line.append(what, "bold")
+        line.append("  declined by you", "yellow")
+    elif error.startswith("Refused: the approval policy"):
+        line.append("⊘ ", "yellow")
+        line.append(what, "bold")
+        line.append("  refused by the approval policy", "yellow")
+    elif result_ok(result):
+        line.append("● ", "green")
+        line.append(what, "bold")
+        line.append("  " + outcome(result), "dim")
+    else:
+        line.append("✗ ", "red")
+        line.append(what, "bold")
+        line.append("  " + outcome(result), "red")
+    return line
+
+
+def _help(out: Console) -> None:
+    table = Table(box=None, show_header=False, padding=(0, 2))
+    for name, what in SLASH.items():
+        table.add_row(name, what)
+    out.print(table)
+    out.print(
+        Text(
+            "Mention a note with @Name (or @[[Name with spaces]]) to attach it. "
+            "Enter sends; Alt-Enter or a trailing \\ starts a new line.",
+            "dim",
+        )
+    )
+
+
+def _history(session: Session, out: Console) -> None:
+    rows = list_conversations(session.memory, vault=str(session.vault), limit=10)
+    if not rows:
+        out.print(Text("No conversations in this vault yet.", "dim"))
+        return
+    table = Table("id", "title", "messages", box=None)
+    for conv in rows:
+        table.add_row(conv.id, conv.title, str(conv.messages))
+    out.print(table)
+    out.print(Text("Resume one with: vaultpilot chat --resume ID", "dim"))
+
+
+def _undo(session: Session, state: ChatState, out: Console) -> None:
+    from vaultpilot.tools.manage import undo_change_set
+
+    if not state.change_sets:
+        out.print(Text("Nothing to undo: the agent has changed no notes in this chat.", "dim"))
+        return
+    set_id = state.change_sets[-1]
+    try:
+        undone, _new, report = undo_change_set(session.ctx, set_id)
+    except VaultpilotError as err:
+        out.print(Text(f"Could not undo: {err.message}", "yellow"), soft_wrap=True)
+        return
+    state.change_sets.pop()
+    files = ", ".join(report.restored) or "nothing"
+    out.print(Text(f"Undid change set {undone[:12]}: restored {files}.", "green"), soft_wrap=True)
+
+
+def slash(command: str, session: Session, state: ChatState, out: Console) -> bool:
+    """Handle a slash command; False when the chat should end."""
+    word, _, rest = command.strip().partition(" ")
+    match word:
+        case "/exit" | "/quit":
+            return False
+        case "/help":
+            _help(out)
+        case "/new":
+            state.conversation_id = None
+            state.change_sets.clear()
+            out.print(Text("New conversation: the next message starts it.", "dim"))
+        case "/history":
+            _history(session, out)
+        case "/undo":
+            _undo(session, state, out)
+        case "/mode":
+            wanted = rest.strip() or ("auto" if state.mode == "ask" else "ask")
+            if wanted not in ("ask", "auto"):
+                out.print(
+                    Text("Modes: /mode ask (ask before risky steps) or /mode auto.", "yellow")
+                )
+            else:
+                state.mode = "auto" if wanted == "auto" else "ask"
+                what = "approves every step" if state.mode == "auto" else "asks before risky steps"
+                out.print(Text(f"Mode {state.mode}: the agent {what}.", "dim"))
+        case _:
+            out.print(Text(f"Unknown command {word}. /help lists the commands.", "yellow"))
+    return True
+
+
+def run_chat(
+    session: Session,
+    state: ChatState,
+    out: Console,
+    *,
+    read: Callable[[], str | None],
+    ask: Ask | None,
+    verbose: bool,
+    after_run: Callable[[], None] = lambda: None,
+) -> None:
+    """The loop: read a message, answer slash commands, run everything else."""
+    if state.conversation_id:
+        get_conversation(session.memory, state.conversation_id)
+        out.print(Text(f"resuming conversation {state.conversation_id}", "dim"))
+        replay(load_history(session.memory, state.conversation_id), out)
+    versions = NoteVersions()
+    while True:
+        line = read()
+        if line is None:
+            break
+        message = line.strip()
+        if not message:
+            continue
+        if message.startswith("/") and message.split()[0] in (*SLASH, "/quit"):
+            if not slash(message, session, state, out):
+                break
+            continue
+        if message.startswith("/") and " " not in message:
+            slash(message, session, state, out)
+            continue
+        fresh = state.conversation_id is None
+        if state.conversation_id is None:
+            state.conversation_id = create_conversation(
+                session.memory,
+                title=message,
+                vault=str(session.vault),
+                model=session.agent.model.name,
+            ).id
+        changes = RunChanges(session.ctx.journal, str(session.vault))
+        view = TerminalView(out, verbose=verbose, changes=changes, undo_hint="/undo")
+        result = asyncio.run(
+            run_once(
+                session,
+                state.conversation_id,
+                message,
+                view=view,
+                versions=versions,
+                ask=ask,
+                mode=state.mode,
+            )
+        )
+        if changes.summary():
+            state.change_sets.append(view.run_id)
+        if fresh and not result.said_something and result.reason in ("error", "interrupted"):
+            delete_conversation(session.memory, state.conversation_id)
+            state.conversation_id = None
+        after_run()
+    if state.conversation_id:
+        out.print(Text(f"conversation {state.conversation_id}", "dim"))
+
+
+def stdin_reader(out: Console) -> Callable[[], str | None]:
+    def read() -> str | None:
+        out.print(Text("› ", "bold"), end="")
+        try:
+            line = sys.stdin.readline()
+        except KeyboardInterrupt:
+            out.print()
+            return None
+        return line if line else None
+
+    return read
