@@ -1,0 +1,109 @@
+"""The vault's rules that are approvals, kept for one agent run (``tools.rules`` has the rules).
+
+``RunGuard(rules)`` is made at the start of each run. The loop asks ``needs_approval(name,
+arguments)`` before a call the approval policy would let run; a reason (not None) turns the call
+into an approval question:
+
+* ``mode = "ask"``: every change to the vault asks;
+* a change to a note in an ``ask`` folder asks;
+* a change that would take the run past ``max_notes_per_run`` distinct notes asks (once
+  approved, the run may go on changing notes);
+* after the run has read a note from an ``untrusted`` folder (web clippings, by default
+  ``Clippings``), every change asks: text in such a note may be written to steer the agent.
+
+``observe(name, arguments, result)`` is called after every call that ran: it notes the paths a
+read returned and the paths a change affected. The guard never refuses anything itself; the tools
+enforce the rules that refuse (``deny``, ``read_only``, ``private``, ``mode = "read-only"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from vaultpilot.errors import InvalidArgumentError
+from vaultpilot.tools import get_tool
+from vaultpilot.tools.rules import VaultRules
+
+__all__ = ["RunGuard"]
+
+_PATH_KEYS = ("path", "notePath")
+
+
+def _result_paths(value: Any) -> set[str]:
+    """Every note path a tool result names."""
+    found: set[str] = set()
+    if isinstance(value, list):
+        for item in value:
+            found |= _result_paths(item)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if key in _PATH_KEYS and isinstance(item, str):
+                found.add(item)
+            elif key == "affectedPaths" and isinstance(item, list):
+                found |= {p for p in item if isinstance(p, str)}
+            else:
+                found |= _result_paths(item)
+    return found
+
+
+@dataclass(slots=True)
+class RunGuard:
+    rules: VaultRules
+    changed: set[str] = field(default_factory=set)
+    tainted_by: str | None = None  # the first untrusted note the run read
+    limit_approved: bool = False
+
+    def _writes(self, name: str, arguments: Mapping[str, Any]) -> list[str] | None:
+        """The names a vault-changing call targets, or None for a call that changes nothing."""
+        try:
+            tool = get_tool(name)
+        except InvalidArgumentError:  # a process tool: the approval policy decides it alone
+            return None
+        op = tool.operation(arguments)
+        if op is None or not op.writes or arguments.get("dryRun"):
+            return None
+        return tool.files(arguments)
+
+    def needs_approval(self, name: str, arguments: Mapping[str, Any]) -> str | None:
+        names = self._writes(name, arguments)
+        if names is None:
+            return None
+        if self.rules.mode == "ask":
+            return 'the vault\'s rules ask before every change (mode = "ask")'
+        for target in names:
+            why = self.rules.asks(target)
+            if why:
+                return why
+        if self.tainted_by is not None:
+            return (
+                f"this run read '{self.tainted_by}' from an untrusted folder, so every change "
+                "asks first (text in such a note may try to steer the agent)"
+            )
+        limit = self.rules.max_notes_per_run
+        new = {t for t in names if t not in self.changed}
+        if not self.limit_approved and len(self.changed) + len(new) > limit:
+            return (
+                f"this would take the run past {limit} changed notes (max_notes_per_run); "
+                f"{len(self.changed)} changed so far"
+            )
+        return None
+
+    def approved(self, name: str, arguments: Mapping[str, Any]) -> None:
+        """The person approved a call this guard asked about."""
+        names = self._writes(name, arguments) or []
+        new = {t for t in names if t not in self.changed}
+        if len(self.changed) + len(new) > self.rules.max_notes_per_run:
+            self.limit_approved = True
+
+    def observe(self, name: str, arguments: Mapping[str, Any], result: Mapping[str, Any]) -> None:
+        paths = _result_paths(result)
+        if self._writes(name, arguments) is not None:
+            self.changed |= set(result.get("affectedPaths") or []) & paths
+            return
+        if self.tainted_by is None:
+            for path in sorted(paths):
+                if self.rules.untrusted_source(path):
+                    self.tainted_by = path
+                    break
