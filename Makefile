@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 VAULT ?= examples/vault
 
-.PHONY: run test lint typecheck unit bench clean install-model web web-check browser-deps plugin plugin-test
+.PHONY: run test lint typecheck unit bench clean install-model web web-check browser-deps terminal-deps plugin plugin-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,7 +34,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP) browser-deps
+unit: $(STAMP) browser-deps terminal-deps
 	$(BIN)/pytest
 
 # The agent view's page. The built files are committed in src/vaultpilot/web/static, so `make run`
@@ -56,6 +56,16 @@ browser-deps:
 	fi
 	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory web/node_modules/.package-lock.json; \
 	else echo "npm is missing: the bundle rebuild test will be skipped"; fi
+
+# What the terminal tests need: tmux (tests/terminal drive `vaultpilot chat` in a real terminal).
+# Without it those tests skip and say why.
+terminal-deps:
+	@if ! command -v tmux >/dev/null; then \
+	  if ! command -v apt-get >/dev/null; then echo "tmux: no apt-get here; the terminal tests will be skipped"; \
+	  elif [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null; \
+	  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null; \
+	  else echo "tmux is missing and cannot be installed (not root, no sudo): the terminal tests will be skipped"; fi; \
+	fi
 
 # The Obsidian plugin (obsidian-plugin/): main.js and styles.css are built, not committed.
 # `vaultpilot plugin install --vault PATH` copies them into a vault.
