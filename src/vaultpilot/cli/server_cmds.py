@@ -85,6 +85,34 @@ def _say(line: str) -> None:
     console.print(escape(line), soft_wrap=True)
 
 
+def _command() -> str:
+    """How to type ``vaultpilot`` here: its name when it is on PATH, else its path."""
+    import shutil
+
+    if shutil.which("vaultpilot"):
+        return "vaultpilot"
+    here = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
+    if here is None or not here.exists():
+        return "vaultpilot"
+    try:
+        return str(here.relative_to(Path.cwd()))
+    except ValueError:
+        return str(here)
+
+
+def _terminal_hint(vaults: list[Path]) -> list[str]:
+    """The terminal way in, with a command that works from this shell."""
+    cmd = _command()
+    where = f" --vault {vaults[0]}" if len(vaults) == 1 else ""
+    lines = ["", f"Or chat with the agent in a terminal: {cmd} chat{where}"]
+    if cmd != "vaultpilot":
+        lines.append(
+            "  (`vaultpilot` is not on PATH: use that path, or `source .venv/bin/activate`, "
+            "or install it with `pipx install .` or `uv tool install .`)"
+        )
+    return lines
+
+
 def _has_browser() -> bool:
     """Whether ``webbrowser`` would open a graphical browser (not a text one in this terminal)."""
     if sys.platform in ("darwin", "win32"):
@@ -188,6 +216,9 @@ def register(app: typer.Typer) -> None:
                 key_created=created,
             )
         )
+        hint = _terminal_hint(list(settings.vaults.values()))
+        stop = [line for line in lines if line.startswith("Press Ctrl")]
+        lines = [line for line in lines if line not in stop] + hint[1:] + stop
         for line in lines:
             if line.startswith("warning:"):
                 err_console.print(escape(line), soft_wrap=True, style="bold yellow")
