@@ -197,3 +197,22 @@ def test_no_journal_records_nothing(tmp_path: Path) -> None:
     finally:
         c.conn.close()
     assert not (tmp_path / "memory.db").exists()
+
+
+def test_a_delete_to_the_system_trash_is_undone(
+    ctx: ToolContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    (ctx.root / ".obsidian").mkdir()
+    (ctx.root / ".obsidian" / "app.json").write_text('{"trashOption": "system"}')
+    before = snapshot(ctx.root)
+    manage(ctx, operation="delete_note", target="Old/Notes.md", confirmDestructive=True)
+    manage(ctx, operation="delete_folder", target="Old", confirmDestructive=True, recursive=True)
+    bin_ = tmp_path / "xdg" / "Trash"
+    assert (bin_ / "files" / "Notes.md").exists() and (bin_ / "files" / "Old").is_dir()
+    assert ctx.journal is not None
+    folder_set, note_set = ctx.journal.change_sets(str(ctx.root))[:2]
+    undo_change_set(ctx, folder_set.id)
+    undo_change_set(ctx, note_set.id)
+    assert snapshot(ctx.root) == before
+    assert list((bin_ / "files").iterdir()) == [] and list((bin_ / "info").iterdir()) == []

@@ -35,7 +35,8 @@ def test_create_merges_metadata_into_given_frontmatter(ctx: ToolContext) -> None
         content="---\ntags: [a]  # keep\nstatus: x\n---\nBody\n",
         metadata={"tags": ["b"], "status": "y", "due": "2025-12-01"},
     )
-    assert (ctx.root / "Merged.md").read_text(encoding="utf-8") == (
+    # A bare name goes where the vault's app.json puts new notes (newFileFolderPath: Inbox).
+    assert (ctx.root / "Inbox/Merged.md").read_text(encoding="utf-8") == (
         "---\ntags: [a, b]  # keep\nstatus: y\ndue: 2025-12-01\n---\nBody\n"
     )
 

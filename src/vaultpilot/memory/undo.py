@@ -12,7 +12,8 @@ undo is itself a change set that can be undone):
 * Then it walks the changes backwards: rewritten notes get their old bytes back through
   ``files.replace_note`` (compare-before-rename: a note saved meanwhile is refused, not
   overwritten), created notes and folders go to ``.trash/``, moved items move back, deleted ones
-  come back out of ``.trash/``. Each step is reported to the journal (``journal.note``).
+  come back out of ``.trash/`` or out of the system trash (``vault.trash``: the journal then
+  holds the item's absolute path there). Each step is reported to the journal (``journal.note``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from vaultpilot.errors import AlreadyExistsError, PathRefusedError, StaleVersionError
 from vaultpilot.memory.journal import ChangeSet, FileChange, Journal, StoredChange, blob_hash, note
-from vaultpilot.vault import files
+from vaultpilot.vault import files, trash
 
 __all__ = ["UndoReport", "undo"]
 
@@ -70,7 +71,11 @@ def _differs(root: Path, path: str, want: str) -> bool:
 
 
 def _restore_from_trash(root: Path, trashed: str, dest: str) -> None:
-    """Move ``trashed`` (inside ``.trash/``) back to ``dest``, never overwriting."""
+    """Move ``trashed`` (inside ``.trash/``, or the system trash) back to ``dest``, never
+    overwriting."""
+    if trash.is_system_trash_path(trashed):
+        trash.restore(root, trashed, dest)
+        return
     parts = files.normalize_rel_path(trashed).split("/")
     if parts[0] != ".trash" or len(parts) < 2:
         raise PathRefusedError(f"'{trashed}' is not inside .trash/; it cannot be restored.")
@@ -130,7 +135,10 @@ def _undo_one(
         note(journal, FileChange("delete", c.path_after, trashed, data, None, op))
         report.restored.append(c.path_after)
     elif (
-        c.kind == "move" and c.path_before and c.path_after and c.path_before.startswith(".trash/")
+        c.kind == "move"
+        and c.path_before
+        and c.path_after
+        and (c.path_before.startswith(".trash/") or trash.is_system_trash_path(c.path_before))
     ):
         trashed = files.move_to_trash(root, c.path_after)  # an undone restore: back to the bin
         note(journal, FileChange("delete", c.path_after, trashed, None, None, op))

@@ -7,6 +7,10 @@ false only when none succeeded. Every note is rewritten only if it is still exac
 right before its rename (a note edited meanwhile is a failure, not a lost edit), and only
 its frontmatter changes (``vault.frontmatter_edit``); ``bulk_move`` rewrites links like a move.
 
+``dryRun`` returns one diff per note that would change (and, for ``bulk_move``, per note whose
+links would be rewritten) and writes nothing. A per-file approval (``approvedFiles``, the diffs'
+paths) changes only the notes named: the others are left as they are and listed in a warning.
+
 ``bulk_tag`` takes ``metadata={tags: [...]}`` to add tags and ``metadata={removeTags: [...]}``
 to remove them (both at once is fine). It edits frontmatter tags only; a removed tag still
 written inline in a note's body is reported as a warning.
@@ -21,10 +25,12 @@ from typing import Any
 from vaultpilot.errors import InvalidArgumentError, NotFoundError, VaultpilotError
 from vaultpilot.index.lookup import note_facts
 from vaultpilot.tools.context import ToolContext
+from vaultpilot.tools.diffs import FileDiff, unified
+from vaultpilot.tools.folders import refused_links
 from vaultpilot.tools.models import VaultManagerParams
-from vaultpilot.tools.moves import move_items
+from vaultpilot.tools.moves import move_items, preview_moves
 from vaultpilot.tools.notes import folder_arg, log_change, resolve_note
-from vaultpilot.tools.ops import done, metadata_edit, need
+from vaultpilot.tools.ops import approved, done, dry, metadata_edit, need
 from vaultpilot.tools.results import Failure, OperationResult
 from vaultpilot.vault import files
 from vaultpilot.vault.frontmatter_edit import edit_frontmatter, normalize_tag
@@ -54,29 +60,41 @@ def _finish(
     verb: str,
     warnings: list[str],
     extra: list[str] | None = None,
+    diffs: list[FileDiff] | None = None,
 ) -> OperationResult:
     total = ok + len(failures)
+    would = "would be " if p.dry_run else ""
     if failures and ok:
-        message = f"Bulk operation partially completed: {ok} of {total} notes {verb} successfully."
+        message = (
+            f"Bulk operation partially completed: {ok} of {total} notes {would}{verb} successfully."
+        )
     elif failures:
         message = f"Bulk operation failed: none of the {total} notes could be {verb}."
     else:
-        message = f"{ok} of {total} notes {verb}."
+        message = f"{ok} of {total} notes {would}{verb}."
     paths = [*changed, *(extra or [])]
     out = done(p, paths, message, warnings)
     out["success"] = ok > 0 or total == 0
     out["partialSuccess"] = bool(failures) and ok > 0
     if failures:
         out["failures"] = failures
-    return out
+    return dry(out, diffs or []) if p.dry_run else out
+
+
+def _left_out(paths: list[str], warnings: list[str]) -> None:
+    if paths:
+        shown = ", ".join(paths[:5]) + (" …" if len(paths) > 5 else "")
+        warnings.append(f"{len(paths)} note(s) were left as they were (not approved): {shown}")
 
 
 def _each_note(
     ctx: ToolContext, p: VaultManagerParams, edit: Edit, warnings: list[str]
-) -> tuple[list[str], int, list[Failure]]:
+) -> tuple[list[str], int, list[Failure], list[FileDiff]]:
     changed: list[str] = []
     unchanged: list[str] = []
+    refused: list[str] = []
     failures: list[Failure] = []
+    diffs: list[FileDiff] = []
     seen: set[str] = set()
     for name in _targets(p):
         try:
@@ -89,17 +107,24 @@ def _each_note(
             if text == note.text:
                 unchanged.append(path)
                 continue
-            files.replace_note(ctx.root, path, text, note.fmt, base=note)
-            log_change(ctx, "update", path, path, before=note, after=(text, note.fmt))
+            if not approved(p, path):
+                refused.append(path)
+                continue
+            if p.dry_run:
+                diffs.append(unified(path, path, note.text, text))
+            else:
+                files.replace_note(ctx.root, path, text, note.fmt, base=note)
+                log_change(ctx, "update", path, path, before=note, after=(text, note.fmt))
             changed.append(path)
         except VaultpilotError as err:
             failures.append({"path": name, "reason": err.message})
     if unchanged:
         shown = ", ".join(unchanged[:5]) + (" …" if len(unchanged) > 5 else "")
         warnings.append(f"{len(unchanged)} note(s) already matched and were not changed: {shown}")
-    if changed:
+    _left_out(refused, warnings)
+    if changed and not p.dry_run:
         ctx.fresh(force=True)
-    return changed, len(changed) + len(unchanged), failures
+    return changed, len(changed) + len(unchanged) + len(refused), failures, diffs
 
 
 def _tag_list(value: Any, key: str) -> list[str]:
@@ -133,8 +158,8 @@ def bulk_tag(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
     def edit(text: str) -> str:
         return edit_frontmatter(text, add_tags=add, remove_tags=remove).text
 
-    changed, ok, failures = _each_note(ctx, p, edit, warnings)
-    if remove:
+    changed, ok, failures, diffs = _each_note(ctx, p, edit, warnings)
+    if remove and not p.dry_run:
         facts = note_facts(ctx.conn, changed)
         inline = [
             path
@@ -146,7 +171,7 @@ def bulk_tag(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
                 f"The removed tag(s) are still written in the text of {len(inline)} note(s) "
                 f"({', '.join(inline[:5])}); bulk_tag changes frontmatter only."
             )
-    return _finish(p, changed, ok, failures, "updated", warnings)
+    return _finish(p, changed, ok, failures, "updated", warnings, diffs=diffs)
 
 
 def bulk_update_metadata(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
@@ -164,8 +189,8 @@ def bulk_update_metadata(ctx: ToolContext, p: VaultManagerParams) -> OperationRe
     def edit(text: str) -> str:
         return metadata_edit(text, changes)
 
-    changed, ok, failures = _each_note(ctx, p, edit, warnings)
-    return _finish(p, changed, ok, failures, "updated", warnings)
+    changed, ok, failures, diffs = _each_note(ctx, p, edit, warnings)
+    return _finish(p, changed, ok, failures, "updated", warnings, diffs=diffs)
 
 
 def bulk_move(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
@@ -199,14 +224,25 @@ def bulk_move(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         else:
             taken.add(new.lower())
             items.append((path, new))
-    report = move_items(ctx, items, dict(items)) if items else None
+    verb = f"moved to '{dest or '/'}'"
+    if p.dry_run:
+        diffs, plan = preview_moves(ctx, items, dict(items))
+        failures.extend(plan.failures)
+        moved = [new for _, new in items if new in plan.moved.values()]
+        return _finish(p, moved, len(moved), failures, verb, plan.warnings, plan.rewritten, diffs)
+    warnings: list[str] = []
+    if p.approved_files is not None:
+        _left_out([src for src, new in items if new not in p.approved_files], warnings)
+        items = [(src, new) for src, new in items if new in p.approved_files]
+    report = move_items(ctx, items, dict(items), only=p.approved_files) if items else None
     moved = list(report.moved.values()) if report else []
     if report:
         failures.extend(report.failures)
+        warnings.extend(report.warnings)
+        warnings.extend(refused_links(report.refused))
     others = [r for r in (report.rewritten if report else []) if r not in moved]
-    warnings = list(report.warnings) if report else []
     if others and report:
         warnings.insert(
             0, f"Updated {report.links_changed} link(s) in {len(others)} other note(s)."
         )
-    return _finish(p, moved, len(moved), failures, f"moved to '{dest or '/'}'", warnings, others)
+    return _finish(p, moved, len(moved), failures, verb, warnings, others)

@@ -1,25 +1,40 @@
 """Folder operations of ``obsidian_vault_manager``: create_folder, delete_folder, move_folder.
 
 Deleting needs ``confirmDestructive=true``, and ``recursive=true`` too when the folder is not
-empty; the folder goes to ``.trash/``. Moving carries every file inside and rewrites every link to
-them across the vault (``moves``). ``destination`` is an existing folder to move into, or else
-the folder's new path (its parent must exist unless ``createFolders``).
+empty; the folder goes to the trash the vault's settings name (``vault.trash``). Moving carries
+every file inside and rewrites every link to them across the vault (``moves``); ``destination``
+is an existing folder to move into, or else the folder's new path (its parent must exist unless
+``createFolders``). A folder moves whole: a per-file approval (``approvedFiles``) may leave out
+only the other notes whose links would be rewritten. ``dryRun`` returns the diffs: each file
+removed or moved, and each note whose links would change.
 """
 
 from __future__ import annotations
 
-from vaultpilot.errors import ConfirmationRequiredError, InvalidArgumentError, NotFoundError
+from vaultpilot.errors import (
+    ConfirmationRequiredError,
+    InvalidArgumentError,
+    NotFoundError,
+    VaultpilotError,
+)
 from vaultpilot.index.lookup import paths_under
-from vaultpilot.index.queries import backlinks
 from vaultpilot.tools.context import ToolContext
+from vaultpilot.tools.diffs import FileDiff, binary, unified
 from vaultpilot.tools.models import VaultManagerParams
-from vaultpilot.tools.moves import move_items
+from vaultpilot.tools.moves import links_after_removal, move_items, preview_moves
 from vaultpilot.tools.notes import folder_arg, log_change
-from vaultpilot.tools.ops import done, need, require_confirmation
+from vaultpilot.tools.ops import done, dry, need, require_confirmation
 from vaultpilot.tools.results import OperationResult
-from vaultpilot.vault import files
+from vaultpilot.vault import files, trash
 
-__all__ = ["create_folder", "delete_folder", "folder_exists", "missing_folder", "move_folder"]
+__all__ = [
+    "create_folder",
+    "delete_folder",
+    "folder_exists",
+    "missing_folder",
+    "move_folder",
+    "refused_links",
+]
 
 
 def folder_exists(ctx: ToolContext, folder: str) -> bool:
@@ -39,6 +54,14 @@ def create_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         raise InvalidArgumentError(
             f"'{folder}' looks like a note; use operation='create_note' to create notes."
         )
+    if p.dry_run:
+        files.confine(ctx.root, folder, write=True)
+        if folder_exists(ctx, folder):
+            return dry(done(p, [], f"folder '{folder}' already exists."), [])
+        parent = folder.rsplit("/", 1)[0] if "/" in folder else ""
+        if not p.create_folders and not folder_exists(ctx, parent):
+            raise missing_folder(parent, f"create folder '{folder}'")
+        return dry(done(p, [folder], f"would create folder '{folder}'."), [])
     if not files.create_folder(ctx.root, folder, create_parents=p.create_folders):
         return done(p, [], f"Folder '{folder}' already exists; nothing changed.")
     log_change(ctx, "mkdir", None, folder)
@@ -76,23 +99,27 @@ def delete_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
             "everything in it to .trash/, or move its notes elsewhere first."
         )
     inside = set(paths_under(ctx.conn, folder))
-    linking = sorted({b.source for path in inside for b in backlinks(ctx.conn, path)} - inside)
-    trashed = files.move_to_trash(ctx.root, folder)
-    log_change(ctx, "delete", folder, trashed)
+    warnings = links_after_removal(ctx, inside, "notes that were in it")
+    counts = f"{notes} note(s), {others} other file(s)"
+    if p.dry_run:
+        diffs = [_removal(ctx, q) for q in sorted(inside)]
+        message = f"would delete folder '{folder}' ({counts})."
+        return dry(done(p, [folder], message, warnings), diffs)
+    trashed = trash.move_to_trash(ctx.root, folder)
+    log_change(ctx, "delete", folder, trashed.path)
     ctx.fresh(force=True)
-    warnings = []
-    if linking:
-        warnings.append(
-            f"{len(linking)} note(s) outside it link to notes that were in it: "
-            + ", ".join(linking[:5])
-            + (" …" if len(linking) > 5 else "")
-        )
-    return done(
-        p,
-        [folder],
-        f"Moved folder '{folder}' ({notes} note(s), {others} other file(s)) to '{trashed}'.",
-        warnings,
-    )
+    if trashed.note:
+        warnings.append(trashed.note)
+    return done(p, [folder], f"Moved folder '{folder}' ({counts}) to '{trashed.path}'.", warnings)
+
+
+def _removal(ctx: ToolContext, path: str) -> FileDiff:
+    if not path.lower().endswith(".md"):
+        return binary(path, None)
+    try:
+        return unified(path, None, files.read_note(ctx.root, path).text, "")
+    except VaultpilotError:
+        return binary(path, None)
 
 
 def move_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
@@ -107,7 +134,24 @@ def move_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
     if not p.create_folders and not folder_exists(ctx, parent):
         raise missing_folder(parent, f"move folder '{folder}' to '{new}'")
     file_moves = {q: new + q[len(folder) :] for q in paths_under(ctx.conn, folder)}
-    report = move_items(ctx, [(folder, new)], file_moves)
+    if p.dry_run or p.approved_files is not None:
+        diffs, plan = preview_moves(ctx, [(folder, new)], file_moves)
+        if plan.errors:
+            raise plan.errors[0]
+        if p.dry_run:
+            message = f"would move folder '{folder}' to '{new}' ({len(file_moves)} file(s))" + (
+                f" and update {plan.links_changed} link(s)." if plan.links_changed else "."
+            )
+            return dry(done(p, [new, *plan.rewritten], message, plan.warnings), diffs)
+        ticked = set(p.approved_files or [])
+        left = [q for q in file_moves.values() if q not in ticked]
+        if left:
+            raise InvalidArgumentError(
+                f"A folder moves whole, but {len(left)} of its files were not approved "
+                f"({', '.join(left[:5])}). Approve every file inside '{new}' and leave out only "
+                "other notes whose links you do not want rewritten, or reject the move."
+            )
+    report = move_items(ctx, [(folder, new)], file_moves, only=p.approved_files)
     if report.errors:
         raise report.errors[0]
     others = [r for r in report.rewritten if not r.startswith(new + "/")]
@@ -116,4 +160,15 @@ def move_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         if report.rewritten
         else "."
     )
-    return done(p, [new, *others], message, report.warnings)
+    return done(p, [new, *others], message, [*report.warnings, *refused_links(report.refused)])
+
+
+def refused_links(refused: list[str]) -> list[str]:
+    """The warning for link rewrites a person did not approve."""
+    if not refused:
+        return []
+    return [
+        f"Links in {len(refused)} note(s) were not updated because their change was not "
+        f"approved, so they may no longer lead to the moved notes: {', '.join(refused[:5])}"
+        + (" …" if len(refused) > 5 else "")
+    ]

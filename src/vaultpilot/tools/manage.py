@@ -3,9 +3,20 @@
 Single-note and folder operations live here; the bulk ones in ``bulk``. The rules every
 operation keeps:
 
-* nothing is overwritten silently (create and move refuse an existing target; update and append
-  refuse a missing note), and deletes go to the vault's ``.trash/`` only with
-  ``confirmDestructive=true`` (a non-empty folder also needs ``recursive=true``);
+* nothing is overwritten silently (create and move refuse an existing target, and a move one
+  whose name differs only in case; update and append refuse a missing note), and deletes go to
+  the trash the vault's settings name (``vault.trash``: ``.trash/`` unless app.json asks for the
+  system trash) only with ``confirmDestructive=true`` (a non-empty folder also needs
+  ``recursive=true``), with a warning saying where the links to what went now lead;
+* ``dryRun: true`` (every operation whose facts say ``dry_run``: all of them) returns the unified
+  diff of each file the call would change, moves' link rewrites included, and writes nothing;
+* ``approvedFiles`` (passed by the agent loop after a per-file approval, never by the model)
+  must name only files of the change (its dry run's diff paths), checked under the write lock
+  before anything is written; operations whose facts say ``per_file`` then change only those
+  files (a move whose link rewrites were refused still moves, and says so), the others need
+  every file of the change;
+* ``create_note`` with a bare name follows app.json's ``newFileLocation``/``newFileFolderPath``
+  (a leading './' keeps it at the vault's root);
 * ``expectedVersion`` (from obsidian_get_context) makes update, append, move and delete refuse a
   note that changed since it was read;
 * frontmatter edits change only the keys they name (``vault.frontmatter_edit``);
@@ -28,22 +39,27 @@ from vaultpilot.errors import (
     StaleVersionError,
 )
 from vaultpilot.index.lookup import all_paths
-from vaultpilot.index.queries import backlinks
 from vaultpilot.memory import journal
 from vaultpilot.memory.undo import UndoReport, undo
 from vaultpilot.tools import bulk, folders
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.daily import date_of_daily_path
-from vaultpilot.tools.diffs import FileDiff, unified
+from vaultpilot.tools.diffs import FileDiff, unified, unknown_files
 from vaultpilot.tools.edits import Edit, apply_edits, edit_section
-from vaultpilot.tools.folders import folder_exists, missing_folder
+from vaultpilot.tools.folders import folder_exists, missing_folder, refused_links
 from vaultpilot.tools.models import VaultManagerParams
-from vaultpilot.tools.moves import move_items, protect_links
+from vaultpilot.tools.moves import (
+    links_after_removal,
+    move_items,
+    preview_moves,
+    protect_links,
+)
 from vaultpilot.tools.notes import folder_arg, log_change, resolve_note
-from vaultpilot.tools.ops import done, metadata_edit, need, require_confirmation
+from vaultpilot.tools.operations import MANAGER_OPERATIONS
+from vaultpilot.tools.ops import done, dry, metadata_edit, need, require_confirmation
 from vaultpilot.tools.read import daily_template
 from vaultpilot.tools.results import OperationResult
-from vaultpilot.vault import files
+from vaultpilot.vault import files, trash
 from vaultpilot.vault.frontmatter import split_frontmatter
 from vaultpilot.vault.frontmatter_edit import edit_frontmatter, normalize_tag
 from vaultpilot.vault.parse import is_valid_tag
@@ -51,12 +67,12 @@ from vaultpilot.vault.resolve import file_key
 
 __all__ = ["DRY_RUN_OPERATIONS", "obsidian_vault_manager", "preview", "undo_change_set"]
 
-# The operations that take dryRun today; the others refuse it rather than write.
-DRY_RUN_OPERATIONS = frozenset({"create_note", "update_note", "edit_note", "append_note"})
+# The operations that take dryRun, from their facts; any other refuses it rather than write.
+DRY_RUN_OPERATIONS = frozenset(name for name, op in MANAGER_OPERATIONS.items() if op.dry_run)
 
 _USES: dict[str, set[str]] = {
-    "create_note": {"target", "content", "metadata", "create_folders", "dry_run"},
-    "update_note": {"target", "content", "metadata", "expected_version", "dry_run"},
+    "create_note": {"target", "content", "metadata", "create_folders"},
+    "update_note": {"target", "content", "metadata", "expected_version"},
     "edit_note": {
         "target",
         "edits",
@@ -90,10 +106,7 @@ def _check_version(ctx: ToolContext, path: str, expected: str | None) -> None:
 
 
 def _dry(p: VaultManagerParams, diff: FileDiff, message: str) -> OperationResult:
-    out = done(p, [diff.path], f"Dry run, nothing written: {message}")
-    out["dryRun"] = True
-    out["diffs"] = [diff.as_json()]
-    return out
+    return dry(done(p, [diff.path], message), [diff])
 
 
 def _note_path(target: str) -> str:
@@ -103,8 +116,22 @@ def _note_path(target: str) -> str:
     return path if path.lower().endswith(".md") else f"{path}.md"
 
 
+def _new_note_path(ctx: ToolContext, target: str) -> str:
+    """Where a new note goes. A bare name follows app.json's newFileLocation ('folder': into
+    newFileFolderPath; 'root', and 'current' with no open note: the root), unless it names a
+    note already at the root (the create then refuses it); './Name' keeps it at the root."""
+    path = _note_path(target)
+    app = ctx.config.app
+    folder = files.normalize_rel_path(app.new_file_folder_path.strip("/"))
+    if "/" in path or target.strip().startswith("./") or app.new_file_location != "folder":
+        return path
+    if not folder or any(q.lower() == path.lower() for q in all_paths(ctx.conn)):
+        return path
+    return f"{folder}/{path}"
+
+
 def _create(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
-    path = _note_path(need(p.target, "target", p.operation, "'Projects/New Project.md'"))
+    path = _new_note_path(ctx, need(p.target, "target", p.operation, "'Projects/New Project.md'"))
     text = p.content or ""
     if p.metadata:
         meta = {k: v for k, v in p.metadata.items() if v is not None}
@@ -299,20 +326,18 @@ def _delete(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
     require_confirmation(p)
     path = resolve_note(ctx, need(p.target, "target", p.operation, "'Drafts/Old.md'"))
     _check_version(ctx, path, p.expected_version)
-    linking = sorted({b.source for b in backlinks(ctx.conn, path) if b.source != path})
+    warnings = links_after_removal(ctx, [path], "it")
+    if p.dry_run:
+        diff = unified(path, None, files.read_note(ctx.root, path).text, "")
+        return dry(done(p, [path], f"would delete '{path}'.", warnings), [diff])
     old = files.confine(ctx.root, path).read_bytes() if journal.active(ctx.journal) else None
-    trashed = files.move_to_trash(ctx.root, path)
-    log_change(ctx, "delete", path, trashed, before=old)
+    trashed = trash.move_to_trash(ctx.root, path)
+    log_change(ctx, "delete", path, trashed.path, before=old)
     ctx.fresh(force=True)
-    warnings = []
-    if linking:
-        shown = ", ".join(linking[:5]) + (" …" if len(linking) > 5 else "")
-        warnings.append(
-            f"{len(linking)} note(s) still link to it and now have unresolved links: {shown}"
-        )
-    return done(
-        p, [path], f"Moved '{path}' to '{trashed}'. Restore it by moving it back.", warnings
-    )
+    if trashed.note:
+        warnings.append(trashed.note)
+    restore = "undo the change" if ctx.journal is not None else "move it back"
+    return done(p, [path], f"Moved '{path}' to '{trashed.path}'. Restore it: {restore}.", warnings)
 
 
 def _move_note(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
@@ -326,7 +351,22 @@ def _move_note(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
     if not p.create_folders and not folder_exists(ctx, parent):
         raise missing_folder(parent, f"move '{path}' to '{new}'")
     _check_version(ctx, path, p.expected_version)
-    report = move_items(ctx, [(path, new)], {path: new})
+    if p.dry_run:
+        diffs, plan = preview_moves(ctx, [(path, new)], {path: new})
+        if plan.errors:
+            raise plan.errors[0]
+        message = f"would move '{path}' to '{new}'" + (
+            f" and update {plan.links_changed} link(s) in {len(plan.rewritten)} other note(s)."
+            if plan.rewritten
+            else "."
+        )
+        return dry(done(p, [new, *plan.rewritten], message, plan.warnings), diffs)
+    if p.approved_files is not None and new not in p.approved_files:
+        raise InvalidArgumentError(
+            f"The move of '{path}' to '{new}' itself was not approved; approve '{new}' and leave "
+            "out only the notes whose links you do not want rewritten, or reject the move."
+        )
+    report = move_items(ctx, [(path, new)], {path: new}, only=p.approved_files)
     if report.errors:
         raise report.errors[0]
     others = [r for r in report.rewritten if r != new]
@@ -335,14 +375,17 @@ def _move_note(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         if others
         else "."
     )
-    out = done(p, [new, *others], message, report.warnings)
+    if report.refused:
+        message = message[:-1] + f"; links in {len(report.refused)} note(s) were left unchanged."
+    warnings = [*report.warnings, *refused_links(report.refused)]
+    out = done(p, [new, *others], message, warnings)
     out["version"] = files.read_note(ctx.root, new).version
     return out
 
 
 def _ignored(p: VaultManagerParams) -> list[str]:
     used = _USES[p.operation]
-    given = p.model_dump(exclude_defaults=True, exclude={"operation"})
+    given = p.model_dump(exclude_defaults=True, exclude={"operation", "dry_run", "approved_files"})
     unused = [VaultManagerParams.model_fields[k].alias or k for k in given if k not in used]
     return [f"Ignored for {p.operation}: {', '.join(unused)}."] if unused else []
 
@@ -380,6 +423,8 @@ def obsidian_vault_manager(ctx: ToolContext, params: VaultManagerParams) -> Oper
                 ctx.journal, str(ctx.root), params.operation, change_set=ctx.change_set
             ),
         ):
+            if params.approved_files is not None:
+                _check_approved(ctx, params)  # under the lock, before anything is written
             result = _run(ctx, params)
     ignored = _ignored(params)
     if ignored:
@@ -390,9 +435,35 @@ def obsidian_vault_manager(ctx: ToolContext, params: VaultManagerParams) -> Oper
 def _dry_supported(params: VaultManagerParams) -> None:
     if params.operation not in DRY_RUN_OPERATIONS:
         raise InvalidArgumentError(
-            f"dryRun is not available for {params.operation} yet (only for "
+            f"dryRun is not available for {params.operation} (only for "
             f"{', '.join(sorted(DRY_RUN_OPERATIONS))}); nothing was written. Call it without "
             "dryRun to make the change."
+        )
+
+
+def _check_approved(ctx: ToolContext, params: VaultManagerParams) -> None:
+    """Refuse an approved subset naming files the change does not touch, or leaving out files
+    of an operation approved whole; nothing is written either way."""
+    wanted = params.approved_files or []
+    change = preview(ctx, params.model_copy(update={"approved_files": None}))
+    paths = [d.path for d in change]
+    unknown = unknown_files(wanted, change)
+    if unknown:
+        raise InvalidArgumentError(
+            f"The approved files include {', '.join(unknown[:10])}, which this "
+            f"{params.operation} does not change; it changes {', '.join(paths[:20]) or 'nothing'}"
+            f"{' …' if len(paths) > 20 else ''}. Nothing was changed: approve only files of the "
+            "change."
+        )
+    if not wanted:
+        raise InvalidArgumentError(
+            f"No file of this {params.operation} was approved, so nothing was changed."
+        )
+    left = [q for q in paths if q not in wanted]
+    if left and not MANAGER_OPERATIONS[params.operation].per_file:
+        raise InvalidArgumentError(
+            f"{params.operation} is applied whole, but {', '.join(left[:10])} was not approved; "
+            "nothing was changed. Approve every file of it, or reject it."
         )
 
 
@@ -402,9 +473,9 @@ def preview(ctx: ToolContext, params: VaultManagerParams) -> list[FileDiff]:
     Raises the operation's own errors (a missing note, an oldText that does not match, ...) and
     InvalidArgumentError for an operation without a dry run (``DRY_RUN_OPERATIONS``).
     """
-    dry = params.model_copy(update={"dry_run": True})
-    _dry_supported(dry)
-    result = _run(ctx, dry)
+    dry_params = params.model_copy(update={"dry_run": True})
+    _dry_supported(dry_params)
+    result = _run(ctx, dry_params)
     return [
         FileDiff(str(d["path"]), d["from"], d["to"], str(d["diff"]))
         for d in result.get("diffs", [])

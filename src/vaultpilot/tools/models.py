@@ -16,7 +16,11 @@ Beyond the specification, and documented in the field descriptions:
 * ``edit_note`` (an operation the specification does not have) takes ``edits``
   (``[{oldText, newText, replaceAll}]``), or ``heading``/``blockId`` with ``content`` and
   ``position``: exact changes without resending the whole note.
-* ``dryRun`` (create, update, edit and append today): return the unified diff, write nothing.
+* ``dryRun`` (every operation): return the unified diff of each file it would change, write
+  nothing.
+* ``approvedFiles`` is not in the schema the model sees: the agent loop passes it after a person
+  approved only some files of a multi-file change (the diffs' ``path`` values); see
+  ``tools.manage``.
 
 Every free-text parameter and every list is bounded, so no call can hold the vault's lock for
 long on a giant argument: queries ``QUERY_MAX`` characters, paths, titles and folders
@@ -41,6 +45,7 @@ from pydantic import (
     model_validator,
 )
 from pydantic.alias_generators import to_camel
+from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
 from vaultpilot.index.scan import MAX_NOTE_BYTES
@@ -316,3 +321,6 @@ class VaultManagerParams(_Params):
     position: Literal["end", "replace"] = Field(
         "end", description="heading/blockId: add at the end or replace."
     )
+    # Set by the agent loop from a person's per-file approval, never by the model (the loop drops
+    # it from the model's arguments): only these files of the change are written.
+    approved_files: SkipJsonSchema[list[_Name] | None] = Field(None, max_length=ITEMS_MAX * 10)

@@ -1,9 +1,18 @@
 """Moving notes and folders without breaking a link (the "links survive moves" promise).
 
-``move_items(ctx, items, file_moves)`` moves files or folders on disk (never overwriting), then
-rewrites, across the vault, every link whose meaning the move changed (``vault.rewrite`` decides
-which and how), then syncs the index. ``protect_links(ctx, added)`` does the same for a newly
-created note whose name could capture existing links (Obsidian rewrites those to full paths).
+``move_items(ctx, items, file_moves, only=...)`` moves files or folders on disk (never
+overwriting, never next to a name differing only in case), then rewrites, across the vault, every
+link whose meaning the move changed (``vault.rewrite`` decides which and how), then syncs the
+index. ``preview_moves`` answers what the same call would write, as diffs, writing nothing: each
+moved file (its links rewritten, if any) and each other note whose links would change.
+``links_after_removal`` says what a delete does to the links into what it removes: each one
+re-resolves to another note of the same name (which) or becomes unresolved.
+``protect_links(ctx, added)`` does the rewriting for a newly created note whose name could capture
+existing links (Obsidian rewrites those to full paths).
+
+``only`` (a per-file approval) names the files a person approved: a rewrite of a note not in it is
+left out and reported in ``refused`` (its links then lead where the index says: see the
+warnings); the moves themselves are chosen by the caller.
 
 Only notes that can be affected are read: those holding a link whose target names a moved file
 (by file name, old or new, from the index) and the moved notes themselves. Each rewritten note
@@ -13,18 +22,29 @@ reported instead).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from vaultpilot.errors import VaultpilotError
+from vaultpilot.errors import AlreadyExistsError, NotFoundError, VaultpilotError
 from vaultpilot.index.lookup import all_paths, sources_linking_to
+from vaultpilot.index.queries import backlinks
 from vaultpilot.tools.context import ToolContext
+from vaultpilot.tools.diffs import FileDiff, binary, moved, unified
 from vaultpilot.tools.notes import log_change
 from vaultpilot.tools.results import Failure
-from vaultpilot.vault.files import move_path, read_note, replace_note
-from vaultpilot.vault.resolve import file_key
+from vaultpilot.vault import files
+from vaultpilot.vault.files import NoteText, move_path, read_note, replace_note
+from vaultpilot.vault.resolve import LinkResolver, file_key, fold
 from vaultpilot.vault.rewrite import VaultPaths, rewrite_links
 
-__all__ = ["MoveReport", "move_items", "protect_links"]
+__all__ = [
+    "MoveReport",
+    "check_case_twin",
+    "links_after_removal",
+    "move_items",
+    "preview_moves",
+    "protect_links",
+]
 
 
 @dataclass(slots=True)
@@ -32,13 +52,76 @@ class MoveReport:
     moved: dict[str, str] = field(default_factory=dict)  # every moved file: old -> new path
     rewritten: list[str] = field(default_factory=list)  # notes whose links changed (new paths)
     links_changed: int = 0
+    refused: list[str] = field(default_factory=list)  # rewrites left out: not approved
     warnings: list[str] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     errors: list[VaultpilotError] = field(default_factory=list)  # one per failure
 
 
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    path: str  # where the note is after the moves
+    source: str  # where it was before them
+    note: NoteText
+    text: str
+    changes: int
+
+
 def _is_note(path: str) -> bool:
     return path.lower().endswith(".md")
+
+
+def check_case_twin(ctx: ToolContext, src: str, dst: str) -> None:
+    """Refuse ``dst`` when its folder holds another item whose name differs only in case (it
+    would collide on macOS and Windows and in sync services)."""
+    parent, _, name = dst.rpartition("/")
+    try:
+        where = files.confine(ctx.root, parent) if parent else ctx.root
+        entries = [e.name for e in where.iterdir()] if where.is_dir() else []
+    except (OSError, VaultpilotError):
+        return  # the move itself reports a folder it cannot use
+    for entry in entries:
+        rel = f"{parent}/{entry}" if parent else entry
+        if rel != src and entry != name and fold(entry) == fold(name):
+            raise AlreadyExistsError(
+                f"Cannot move '{src}' to '{dst}': '{rel}' is already there, and names differing "
+                "only in case collide on macOS, Windows and sync services. Choose another name "
+                "or destination."
+            )
+
+
+def _plan(
+    ctx: ToolContext,
+    before_paths: list[str],
+    moves: dict[str, str],
+    added: list[str],
+    warnings: list[str],
+    *,
+    moved_yet: bool,
+) -> list[_Planned]:
+    """Every note whose links the moves change, with its new text (read where it is now)."""
+    keys = {file_key(p) for p in [*moves, *moves.values(), *added]}
+    candidates = sorted(set(sources_linking_to(ctx.conn, keys)) | {p for p in moves if _is_note(p)})
+    before = VaultPaths.of(before_paths)
+    after = VaultPaths.of([*(moves.get(p, p) for p in before_paths), *added])
+    link_format = ctx.config.app.new_link_format
+    planned: list[_Planned] = []
+    for old in candidates:
+        current = moves.get(old, old)
+        if not _is_note(current) or current in added:
+            continue
+        try:
+            note = read_note(ctx.root, current if moved_yet else old)
+        except VaultpilotError as err:
+            warnings.append(f"Links in '{current}' were not checked: {err.message}")
+            continue
+        result = rewrite_links(
+            note.text, source=old, moves=moves, before=before, after=after, link_format=link_format
+        )
+        warnings.extend(f"'{current}' {reason}" for reason in result.skipped)
+        if result.changes:
+            planned.append(_Planned(current, old, note, result.text, len(result.changes)))
+    return planned
 
 
 def _rewrite_pass(
@@ -47,74 +130,162 @@ def _rewrite_pass(
     moves: dict[str, str],
     added: list[str],
     report: MoveReport,
+    only: Collection[str] | None,
 ) -> None:
-    keys = {file_key(p) for p in [*moves, *moves.values(), *added]}
-    candidates = sorted(set(sources_linking_to(ctx.conn, keys)) | {p for p in moves if _is_note(p)})
-    before = VaultPaths.of(before_paths)
-    after = VaultPaths.of([*(moves.get(p, p) for p in before_paths), *added])
-    link_format = ctx.config.app.new_link_format
-    for old in candidates:
-        current = moves.get(old, old)
-        if not _is_note(current) or current in added:
+    for plan in _plan(ctx, before_paths, moves, added, report.warnings, moved_yet=True):
+        if only is not None and plan.path not in only and plan.source not in moves:
+            report.refused.append(plan.path)
             continue
         try:
-            note = read_note(ctx.root, current)
-        except VaultpilotError as err:
-            report.warnings.append(f"Links in '{current}' were not checked: {err.message}")
-            continue
-        result = rewrite_links(
-            note.text, source=old, moves=moves, before=before, after=after, link_format=link_format
-        )
-        report.warnings.extend(f"'{current}' {reason}" for reason in result.skipped)
-        if not result.changes:
-            continue
-        try:
-            replace_note(ctx.root, current, result.text, note.fmt, base=note)
-            log_change(ctx, "update", current, current, before=note, after=(result.text, note.fmt))
+            replace_note(ctx.root, plan.path, plan.text, plan.note.fmt, base=plan.note)
+            log_change(
+                ctx,
+                "update",
+                plan.path,
+                plan.path,
+                before=plan.note,
+                after=(plan.text, plan.note.fmt),
+            )
         except VaultpilotError as err:
             report.warnings.append(
-                f"Links in '{current}' were not updated ({err.message}); update them by hand."
+                f"Links in '{plan.path}' were not updated ({err.message}); update them by hand."
             )
             continue
-        report.rewritten.append(current)
-        report.links_changed += len(result.changes)
+        report.rewritten.append(plan.path)
+        report.links_changed += plan.changes
+
+
+def _carried(src: str, file_moves: dict[str, str]) -> dict[str, str]:
+    prefix = src + "/"
+    return {old: new for old, new in file_moves.items() if old == src or old.startswith(prefix)}
 
 
 def move_items(
-    ctx: ToolContext, items: list[tuple[str, str]], file_moves: dict[str, str]
+    ctx: ToolContext,
+    items: list[tuple[str, str]],
+    file_moves: dict[str, str],
+    *,
+    only: Collection[str] | None = None,
 ) -> MoveReport:
     """Move each (source, destination) item, then rewrite the links the moves affect.
 
     ``file_moves`` maps every indexed file the items carry (a folder carries everything in it)
     to its new path. An item that cannot be moved is reported in ``failures`` and its files are
-    left out of the link rewriting.
+    left out of the link rewriting. With ``only``, notes not moved get their links rewritten
+    only if named there (the others are listed in ``refused``).
     """
     report = MoveReport()
     before_paths = all_paths(ctx.conn)
     done: dict[str, str] = {}
     for src, dst in items:
         try:
+            check_case_twin(ctx, src, dst)
             move_path(ctx.root, src, dst)
             log_change(ctx, "move", src, dst)
         except VaultpilotError as err:
             report.failures.append({"path": src, "reason": err.message})
             report.errors.append(err)
             continue
-        prefix = src + "/"
-        for old, new in file_moves.items():
-            if old == src or old.startswith(prefix):
-                done[old] = new
+        done.update(_carried(src, file_moves))
     report.moved = done
     if done:
         try:
-            _rewrite_pass(ctx, before_paths, done, [], report)
+            _rewrite_pass(ctx, before_paths, done, [], report, only)
         finally:
             ctx.fresh(force=True)
     return report
 
 
+def preview_moves(
+    ctx: ToolContext, items: list[tuple[str, str]], file_moves: dict[str, str]
+) -> tuple[list[FileDiff], MoveReport]:
+    """What ``move_items`` would write, as one diff per file; writes nothing.
+
+    The report's ``failures``/``errors`` are the items that would be refused, ``moved`` the files
+    that would move, ``rewritten`` the other notes whose links would change.
+    """
+    report = MoveReport()
+    before_paths = all_paths(ctx.conn)
+    present = {fold(p) for p in before_paths}
+    done: dict[str, str] = {}
+    for src, dst in items:
+        try:
+            check_case_twin(ctx, src, dst)
+            target = files.confine(ctx.root, dst, write=True)
+            if not files.confine(ctx.root, src).exists():
+                raise NotFoundError(f"'{src}' doesn't exist; check the path with list_structure.")
+            if target.exists() or (fold(dst) in present and fold(dst) != fold(src)):
+                raise AlreadyExistsError(
+                    f"Cannot move '{src}' to '{dst}': something already exists there. "
+                    "Choose another destination or move the existing item first."
+                )
+        except VaultpilotError as err:
+            report.failures.append({"path": src, "reason": err.message})
+            report.errors.append(err)
+            continue
+        done.update(_carried(src, file_moves))
+    report.moved = done
+    plans = {
+        p.source: p for p in _plan(ctx, before_paths, done, [], report.warnings, moved_yet=False)
+    }
+    diffs: list[FileDiff] = []
+    for old, new in done.items():
+        plan = plans.pop(old, None)
+        if plan is not None:
+            diffs.append(moved(old, new, plan.note.text, plan.text))
+            report.links_changed += plan.changes
+        elif _is_note(old):
+            try:
+                text = read_note(ctx.root, old).text
+            except VaultpilotError:
+                diffs.append(binary(old, new))
+                continue
+            diffs.append(moved(old, new, text, text))
+        else:
+            diffs.append(binary(old, new))
+    for plan in plans.values():
+        diffs.append(unified(plan.path, plan.path, plan.note.text, plan.text))
+        report.rewritten.append(plan.path)
+        report.links_changed += plan.changes
+    return diffs, report
+
+
 def protect_links(ctx: ToolContext, added: str, before_paths: list[str]) -> MoveReport:
     """After creating ``added``, keep links that resolved elsewhere leading there."""
     report = MoveReport()
-    _rewrite_pass(ctx, before_paths, {}, [added], report)
+    _rewrite_pass(ctx, before_paths, {}, [added], report, None)
     return report
+
+
+def _shown(paths: Collection[str]) -> str:
+    listed = sorted(paths)
+    return ", ".join(listed[:5]) + (" …" if len(listed) > 5 else "")
+
+
+def links_after_removal(ctx: ToolContext, removed: Collection[str], what: str) -> list[str]:
+    """Warnings saying where the links into ``removed`` (vault paths) lead once it is gone:
+    another note of the same name (Obsidian resolves them there) or nowhere."""
+    gone = set(removed)
+    rows = [b for p in sorted(gone) for b in backlinks(ctx.conn, p) if b.source not in gone]
+    if not rows:
+        return []
+    resolver = LinkResolver(p for p in all_paths(ctx.conn) if p not in gone)
+    now_to: dict[str, set[str]] = {}
+    unresolved: set[str] = set()
+    for b in rows:
+        found = resolver.resolve(b.source, b.target_text, b.syntax, subpath=b.subpath)
+        if found is None:
+            unresolved.add(b.source)
+        else:
+            now_to.setdefault(found, set()).add(b.source)
+    warnings = [
+        f"{len(sources)} note(s) link to {what} by a name that now leads to '{target}' "
+        f"instead: {_shown(sources)}"
+        for target, sources in sorted(now_to.items())
+    ]
+    if unresolved:
+        warnings.append(
+            f"{len(unresolved)} note(s) still link to {what} and now have unresolved links: "
+            f"{_shown(unresolved)}"
+        )
+    return warnings

@@ -13,6 +13,9 @@ An ``Operation`` is one value of a tool's selector argument (``queryType``, ``co
 * ``files``: the arguments that name notes or folders it reads or changes (``target``,
   ``targets``, ``destination``, ``referenceNote``, ``path``), in that order.
 * ``dry_run``: ``dryRun: true`` previews it as per-file diffs without writing.
+* ``per_file``: a person may approve only some of the files it changes (``approvedFiles``): the
+  notes of a bulk operation, the notes whose links a move rewrites. Other writes are approved
+  whole.
 * ``effect``: a short phrase for a person deciding whether to approve it.
 
 Approvals (``agent.approvals``), version tracking (``agent.versions``), run records and RPC
@@ -46,6 +49,7 @@ class Operation:
     forgets: bool = False
     files: tuple[str, ...] = ()
     dry_run: bool = False
+    per_file: bool = False
 
 
 def _table(*ops: Operation) -> Mapping[str, Operation]:
@@ -84,18 +88,20 @@ MANAGER_OPERATIONS = _table(
     Operation("append_note", "adds text to a note", writes=True, idempotent=False,
               guarded=True, files=_ONE, dry_run=True),
     Operation("delete_note", "deletes a note (to the trash)", writes=True, destructive=True,
-              idempotent=False, guarded=True, forgets=True, files=_ONE),
+              idempotent=False, guarded=True, forgets=True, files=_ONE, dry_run=True),
     Operation("move_note", "moves or renames a note and updates the links to it", writes=True,
-              destructive=True, idempotent=False, guarded=True, forgets=True, files=_TWO),
-    Operation("create_folder", "creates a folder", writes=True, files=_ONE),
+              destructive=True, idempotent=False, guarded=True, forgets=True, files=_TWO,
+              dry_run=True, per_file=True),
+    Operation("create_folder", "creates a folder", writes=True, files=_ONE, dry_run=True),
     Operation("delete_folder", "deletes a folder (to the trash)", writes=True,
-              destructive=True, idempotent=False, files=_ONE),
+              destructive=True, idempotent=False, files=_ONE, dry_run=True),
     Operation("move_folder", "moves a folder and updates the links into it", writes=True,
-              destructive=True, idempotent=False, files=_TWO),
+              destructive=True, idempotent=False, files=_TWO, dry_run=True, per_file=True),
     Operation("bulk_tag", "changes the tags of several notes", writes=True, destructive=True,
-              files=("targets",)),
+              files=("targets",), dry_run=True, per_file=True),
     Operation("bulk_move", "moves several notes and updates the links to them", writes=True,
-              destructive=True, idempotent=False, files=("targets", "destination")),
+              destructive=True, idempotent=False, files=("targets", "destination"),
+              dry_run=True, per_file=True),
     Operation("bulk_update_metadata", "changes the properties of several notes", writes=True,
-              destructive=True, files=("targets",)),
+              destructive=True, files=("targets",), dry_run=True, per_file=True),
 )  # fmt: skip

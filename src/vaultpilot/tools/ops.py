@@ -1,16 +1,18 @@
-"""Pieces every vault-manager operation shares: results, confirmation, required parameters and
-property edits (``metadata`` with null meaning "remove")."""
+"""Pieces every vault-manager operation shares: results (``done``; ``dry`` marks one as a dry
+run carrying its diffs), confirmation, required parameters, property edits (``metadata`` with
+null meaning "remove") and the files a person approved (``approved``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from vaultpilot.errors import ConfirmationRequiredError, InvalidArgumentError
+from vaultpilot.tools.diffs import FileDiff
 from vaultpilot.tools.models import VaultManagerParams
 from vaultpilot.tools.results import OperationResult
 from vaultpilot.vault.frontmatter_edit import edit_frontmatter, normalize_tag
 
-__all__ = ["done", "metadata_edit", "need", "require_confirmation"]
+__all__ = ["approved", "done", "dry", "metadata_edit", "need", "require_confirmation"]
 
 
 def done(
@@ -27,6 +29,19 @@ def done(
     if warnings:
         out["warnings"] = warnings
     return out
+
+
+def dry(out: OperationResult, diffs: list[FileDiff]) -> OperationResult:
+    """Mark ``out`` as a dry run: nothing written, ``diffs`` says what would be."""
+    out["message"] = f"Dry run, nothing written: {out['message']}"
+    out["dryRun"] = True
+    out["diffs"] = [d.as_json() for d in diffs]
+    return out
+
+
+def approved(p: VaultManagerParams, path: str) -> bool:
+    """Whether a person approved changing ``path`` (always, without a per-file approval)."""
+    return p.approved_files is None or path in p.approved_files
 
 
 def require_confirmation(p: VaultManagerParams) -> None:
