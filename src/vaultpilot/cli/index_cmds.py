@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from vaultpilot.cli.common import (
     DataDirOpt,
@@ -119,13 +120,32 @@ def search_cmd(
             )
         )
         return
+    filters = [f"tag #{tag.lstrip('#')}" if tag else "", f"folder {path}" if path else ""]
+    within = " and ".join(f for f in filters if f)
     if not hits:
-        console.print(f"No notes match {query!r}.")
+        where = f" with {within}" if within else ""
+        hint = " (try without --tag/--path)" if within else ""
+        console.print(Text(f"No notes{where} match {query!r}{hint}."))
         return
-    for hit in hits:
-        console.print(f"[bold cyan]{hit.path}[/]  [dim]{hit.score:.2f}[/]")
-        console.print(f"  {hit.snippet}".replace("\n", " "), markup=False)
-    console.print(f"[dim]{len(hits)} of {total} matching notes[/]")
+    for rank, hit in enumerate(hits, 1):
+        head = Text(f"{rank:>2}. ", "dim")
+        head.append(hit.path, "bold cyan")
+        console.print(head, soft_wrap=True)
+        console.print(_highlighted("    " + " ".join(hit.snippet.split())))
+    shown = (
+        f"{len(hits)} of {total} matching notes"
+        if total > len(hits)
+        else (f"{total} matching note" + ("" if total == 1 else "s"))
+    )
+    console.print(Text(shown + (f" ({within})" if within else "") + ", best first", "dim"))
+
+
+def _highlighted(snippet: str) -> Text:
+    """The snippet with the index's ``**match**`` markers shown as bold, not as asterisks."""
+    out = Text()
+    for i, part in enumerate(snippet.split("**")):
+        out.append(part, "bold yellow" if i % 2 else "")
+    return out
 
 
 def _show_links(
