@@ -1,6 +1,7 @@
 """``vaultpilot tool``: call any vault tool from the shell and print its JSON result.
 
-    vaultpilot tool --list                                  the tools and their JSON Schemas
+    vaultpilot tool --list                                  each tool and operation, one line
+    vaultpilot tool --list --schema                         the tools and their JSON Schemas
     vaultpilot tool obsidian_query_vault --json '{"queryType": "recent_changes", "limit": 5}'
     echo '{...}' | vaultpilot tool obsidian_vault_manager --json -
 
@@ -43,6 +44,24 @@ def _print(value: Any) -> None:
     typer.echo(json.dumps(value, ensure_ascii=False, indent=2))
 
 
+def _summary() -> None:
+    """One line per tool and operation: what it does, and whether it writes or asks first."""
+    from vaultpilot.tools import TOOLS
+
+    for tool in TOOLS:
+        typer.echo(f"{tool.name}  ({tool.title})")
+        for op in tool.operations.values():
+            marks = ["writes" if op.writes else "reads"]
+            if op.destructive:
+                marks.append("asks first in the agent")
+            if op.dry_run:
+                marks.append("dryRun")
+            typer.echo(f"  {op.name:<22} {op.effect}  [{', '.join(marks)}]")
+    typer.echo(
+        "Arguments: `vaultpilot tool --list --schema`; call: vaultpilot tool NAME --json '{...}'"
+    )
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``tool`` command to ``app``."""
 
@@ -61,7 +80,15 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         list_tools: Annotated[
-            bool, typer.Option("--list", help="Print every tool with its JSON Schema.")
+            bool,
+            typer.Option(
+                "--list",
+                help="List the tools and their operations (JSON Schemas with --schema, or when "
+                "the output is not a terminal).",
+            ),
+        ] = False,
+        schema: Annotated[
+            bool, typer.Option("--schema", help="With --list: print each tool's JSON Schema.")
         ] = False,
         vault: VaultOpt = None,
         data_dir: DataDirOpt = None,
@@ -71,7 +98,10 @@ def register(app: typer.Typer) -> None:
         from vaultpilot.tools.semantic import Semantic
 
         if list_tools:
-            _print(tool_schemas())
+            if schema or not sys.stdout.isatty():
+                _print(tool_schemas())
+            else:
+                _summary()
             return
         if not name:
             raise InvalidArgumentError(
