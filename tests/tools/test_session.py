@@ -1,0 +1,107 @@
+"""VaultRuntime: reads in parallel on their own connections, writes one at a time, syncs skipped
+while the watcher is live (a real vault copy, real SQLite, a real file watcher)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from vaultpilot.index.lookup import all_paths
+from vaultpilot.tools import ToolContext
+from vaultpilot.tools.session import VaultRuntime, live_session
+
+WAIT = 10.0
+
+
+@pytest.fixture
+def runtime(example_vault: Path, data_dir: Path) -> Iterator[VaultRuntime]:
+    rt = VaultRuntime(example_vault, data_dir / "vaults" / "v" / "index.db", source="server")
+    rt.open()
+    assert rt.live_info()["state"] == "live"
+    yield rt
+    rt.close()
+
+
+def test_reads_run_in_parallel_on_their_own_read_only_connections(runtime: VaultRuntime) -> None:
+    # Every read waits for the other three inside its call: under one lock this never returns.
+    barrier = threading.Barrier(4, timeout=WAIT)
+
+    def read(ctx: ToolContext) -> tuple[int, int]:
+        paths = all_paths(ctx.conn)
+        barrier.wait()
+        return id(ctx.conn), len(paths)
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: runtime.call(read), range(4)))
+    assert len({conn for conn, _ in results}) == 4
+    assert {n for _, n in results} == {results[0][1]} and results[0][1] > 10
+    ctx_conn = runtime.call(lambda ctx: ctx.conn)
+    with pytest.raises(Exception, match=r"readonly|read-only|query_only"):
+        ctx_conn.execute("DELETE FROM files")
+
+
+def test_writes_run_one_at_a_time_and_reads_go_on_beside_them(runtime: VaultRuntime) -> None:
+    inside, most = 0, 0
+    guard = threading.Lock()
+    holding = threading.Event()
+    release = threading.Event()
+
+    def write(ctx: ToolContext) -> None:
+        nonlocal inside, most
+        ctx.fresh(force=True)  # a write's first step: from here it holds the write turn
+        with guard:
+            inside += 1
+            most = max(most, inside)
+        holding.set()
+        release.wait(WAIT)
+        with guard:
+            inside -= 1
+
+    with ThreadPoolExecutor(3) as pool:
+        writes = [pool.submit(runtime.call, write) for _ in range(3)]
+        assert holding.wait(WAIT)
+        # A read does not wait for the write in progress.
+        started = time.monotonic()
+        assert "Home.md" in runtime.call(lambda ctx: all_paths(ctx.conn))
+        assert time.monotonic() - started < 2.0
+        release.set()
+        for f in writes:
+            f.result(WAIT)
+    assert most == 1
+
+
+def test_tool_calls_in_parallel_leave_the_index_equal_to_the_vault(
+    runtime: VaultRuntime, example_vault: Path
+) -> None:
+    def create(i: int) -> bool:
+        args = {"operation": "create_note", "target": f"Projects/P{i}.md", "content": f"w{i}"}
+        return bool(runtime.call_tool("obsidian_vault_manager", args).result.get("success"))
+
+    def read(i: int) -> bool:
+        args = {"contextType": "read_note", "target": "Home.md"}
+        return runtime.call_tool("obsidian_get_context", args).error is None
+
+    with ThreadPoolExecutor(8) as pool:
+        made = list(pool.map(create, range(12)))
+        reads = list(pool.map(read, range(40)))
+    assert all(made) and all(reads)
+    on_disk = {p.relative_to(example_vault).as_posix() for p in example_vault.rglob("*.md")}
+    indexed = {p for p in runtime.call(lambda ctx: all_paths(ctx.conn)) if p.endswith(".md")}
+    assert {f"Projects/P{i}.md" for i in range(12)} <= indexed
+    assert indexed == {p for p in on_disk if not any(s.startswith(".") for s in p.split("/"))}
+
+
+def test_live_session_watches_until_closed(example_vault: Path, data_dir: Path) -> None:
+    with live_session(example_vault, data_dir / "chat" / "index.db") as rt:
+        assert rt.live_info()["state"] == "live"
+        (example_vault / "Seen.md").write_text("# Seen\n", encoding="utf-8")
+        deadline = time.monotonic() + WAIT
+        while "Seen.md" not in rt.call(lambda ctx: all_paths(ctx.conn)):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+    assert rt.live_info()["state"] == "stopped"
