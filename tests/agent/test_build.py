@@ -92,8 +92,8 @@ def _call(call_id: str, **arguments: Any) -> ScriptedTurn:
 def test_an_agent_run_is_one_change_set(serve: Any, ctx: ToolContext, data_dir: Path) -> None:
     server = serve(
         [
-            _call("c1", operation="create_note", target="Run A.md", content="a"),
-            _call("c2", operation="create_note", target="Run B.md", content="b"),
+            _call("c1", operation="create_note", target="Projects/Run A.md", content="a"),
+            _call("c2", operation="create_note", target="Projects/Run B.md", content="b"),
             ScriptedTurn(text="Made two notes."),
         ]
     )
@@ -104,7 +104,7 @@ def test_an_agent_run_is_one_change_set(serve: Any, ctx: ToolContext, data_dir: 
     try:
         sets = journal.change_sets(str(ctx.root))
         assert [s.id for s in sets] == ["run-1"]
-        assert sorted(journal.get(str(ctx.root), "run-1").paths()) == ["Run A.md", "Run B.md"]
+        assert sorted(journal.get(str(ctx.root), "run-1").paths()) == ["Projects/Run A.md", "Projects/Run B.md"]
     finally:
         journal.close()
 

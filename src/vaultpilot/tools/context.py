@@ -20,6 +20,9 @@ passed to every call. It owns no resources: whoever opened the connection closes
   set (an agent run's id) instead of making one per call. Without a journal nothing is recorded.
 * ``fresh()`` also removes ``.vaultpilot-*.tmp`` files left by a killed write, when the write
   lock is free (so no write is in progress); the sync's own walk finds them (``sync_index``).
+* ``rules`` are the person's rules for the vault (``tools.rules``: denied, read-only and private
+  notes, the run mode), read by ``open_context`` from config.toml unless given; the registry
+  enforces them on every call.
 * ``upkeep`` (optional) is set by a long-running process's ``tools.session.VaultRuntime``: then
   ``fresh()`` and ``writing()`` go through it, so the index is synced on the process's one
   writer connection (``conn`` may then be a read-only connection of the calling thread), reads
@@ -37,11 +40,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
+from vaultpilot.configfile import config_path, read_config
 from vaultpilot.index.db import connect
 from vaultpilot.index.sync import sync_vault
 from vaultpilot.locations import data_root, memory_db_path, vault_data_dir
 from vaultpilot.memory.journal import Journal
 from vaultpilot.tools.ranking import Ranker, hybrid_ranker, keyword_ranker
+from vaultpilot.tools.rules import VaultRules, load_rules
 from vaultpilot.tools.semantic import Semantic
 from vaultpilot.vault.config import VaultConfig, read_vault_config
 from vaultpilot.vault.files import remove_temp_files
@@ -90,6 +95,7 @@ class ToolContext:
     journal: Journal | None = None
     change_set: str | None = None
     upkeep: Upkeep | None = None
+    rules: VaultRules = field(default_factory=VaultRules)
 
     def write_lock_path(self) -> Path:
         """The vault's write-lock file: beside the index, in the vault's data folder."""
@@ -129,6 +135,8 @@ def open_context(root: Path, db_path: Path, **options: object) -> ToolContext:
     source = str(options.pop("source", "cli"))
     if "journal" not in options and db_path.parent.parent.name == "vaults":
         options["journal"] = Journal(memory_db_path(db_path.parents[2]), source=source)
+    if "rules" not in options:  # the person's rules for this vault, from config.toml
+        options["rules"] = load_rules(read_config(config_path()), real)
     semantic = options.get("semantic")
     if isinstance(semantic, Semantic) and "ranker" not in options:
         options["ranker"] = hybrid_ranker(semantic)

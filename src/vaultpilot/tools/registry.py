@@ -36,6 +36,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from vaultpilot.errors import InternalError, InvalidArgumentError, VaultpilotError
+from vaultpilot.tools import enforce
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.manage import obsidian_vault_manager
 from vaultpilot.tools.models import GetContextParams, QueryVaultParams, VaultManagerParams
@@ -249,7 +250,8 @@ def run_tool(ctx: ToolContext, name: str, arguments: Mapping[str, Any] | None) -
         err = InvalidArgumentError(explain(exc, subject=tool.name, model=tool.params))
         return ToolOutcome(tool.failure(err.message, args), err)
     try:
-        result = dict(tool.run(ctx, params))
+        enforce.before(ctx, tool, args)
+        result = enforce.after(ctx, dict(tool.run(ctx, params)))
     except VaultpilotError as exc:
         return ToolOutcome(tool.failure(exc.message, args), exc)
     except Exception as exc:  # a bug or an unexpected OS error: never leak it raw

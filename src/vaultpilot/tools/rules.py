@@ -125,8 +125,9 @@ class VaultRules:
                     "(the [rules] table of config.toml)."
                 )
 
-    def check_write(self, operation: str, paths: Iterable[str]) -> None:
-        if self.mode == "read-only":
+    def check_write(self, operation: str, paths: Iterable[str], *, preview: bool = False) -> None:
+        """Refuse a change the rules forbid (``preview``: a dry run, allowed in read-only mode)."""
+        if self.mode == "read-only" and not preview:
             raise PathRefusedError(
                 f"{operation} was not run: this vault's rules make agents read-only (mode = "
                 '"read-only"). Say what you would change instead; only the person can change '

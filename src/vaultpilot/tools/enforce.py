@@ -1,0 +1,69 @@
+"""The vault's rules applied to one tool call: before it runs, and to what it returns.
+
+``before(ctx, tool, arguments)`` refuses a call the rules forbid, before anything runs: a read
+naming a denied note, a change to a denied, read-only or private note (or to a folder holding
+one), any change in ``mode = "read-only"`` (a ``dryRun`` preview is still allowed: it writes
+nothing). Names are checked as given and as the notes they resolve to, so a title cannot step
+around a folder rule. ``after(ctx, result)`` drops denied notes from a result, withholds the text
+of private ones, and refuses a read whose main note turned out to be denied (a daily note in a
+denied folder, say). Both are no-ops when the vault has no rules the tools enforce.
+
+Known limit: the link rewrites of a move change the notes that link to the moved one, wherever
+they are; a link in a read-only folder is still kept pointing at its note.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from vaultpilot.errors import PathRefusedError, VaultpilotError
+from vaultpilot.tools.context import ToolContext
+from vaultpilot.tools.notes import resolve_note
+
+if TYPE_CHECKING:
+    from vaultpilot.tools.registry import Tool
+
+__all__ = ["after", "before"]
+
+
+def _paths(ctx: ToolContext, names: list[str]) -> list[str]:
+    found = list(names)
+    if names:
+        ctx.fresh()  # titles resolve on an up-to-date index (a no-op while a watcher is live)
+    for name in names:
+        try:
+            found.append(resolve_note(ctx, name))
+        except VaultpilotError:  # a new note, a folder, or a name the tool will refuse itself
+            continue
+    return found
+
+
+def before(ctx: ToolContext, tool: Tool, arguments: Mapping[str, Any]) -> None:
+    rules = ctx.rules
+    op = tool.operation(arguments)
+    if op is None or not (rules.active or rules.mode != "auto"):
+        return
+    names = tool.files(arguments)
+    if not op.writes:
+        rules.check_read(_paths(ctx, names))
+        return
+    rules.check_write(op.name, _paths(ctx, names), preview=bool(arguments.get("dryRun")))
+    target = arguments.get("target")
+    if isinstance(target, str) and target.strip("/") and (ctx.root / target).is_dir():
+        inside = rules.covers_inside(target)  # a change to a whole folder
+        if inside is not None:
+            raise PathRefusedError(
+                f"{op.name} was not run: the folder '{target}' holds '{inside}', which the "
+                "vault's rules protect. Nothing was changed; work on single notes instead."
+            )
+
+
+def after(ctx: ToolContext, result: dict[str, Any]) -> dict[str, Any]:
+    rules = ctx.rules
+    if not rules.active:
+        return result
+    primary = result.get("primaryNote")
+    if isinstance(primary, Mapping):
+        rules.check_read([str(primary.get("path", ""))])
+    return rules.redact(result)
