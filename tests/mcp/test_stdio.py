@@ -283,3 +283,45 @@ def test_setup_errors_are_one_line_on_stderr(tmp_path: Path, data_dir: Path) -> 
         assert done.returncode == 2 and done.stdout == b""
         assert b"Traceback" not in done.stderr
         assert b"--vault" in done.stderr or b"does not exist" in done.stderr
+
+
+def test_the_vaults_rules_hold_over_mcp(
+    tmp_path: Path, example_vault: Path, data_dir: Path
+) -> None:
+    (tmp_path / "config.toml").write_text(
+        '[rules]\nmode = "ask"\ndeny = ["People"]\nprivate = ["Travel"]\n', encoding="utf-8"
+    )
+    asked: list[str] = []
+
+    async def elicit(
+        context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        asked.append(params.message)
+        return types.ElicitResult(action="decline")
+
+    async def session() -> None:
+        params = stdio_params(tmp_path, data_dir, str(example_vault))
+        async with Client(params, elicitation_callback=elicit) as client:
+            hidden = await client.call_tool(
+                "obsidian_get_context", {"contextType": "read_note", "target": "Marcus Feld"}
+            )
+            assert (
+                hidden.is_error
+                and "deny" in _text(hidden)
+                and "oat flat white" not in _text(hidden)
+            )
+            private = await client.call_tool(
+                "obsidian_get_context", {"contextType": "read_note", "target": "Norway Fjords"}
+            )
+            assert not private.is_error and private.structured_content["primaryNote"]["private"]
+            assert "Bergen" not in _text(private)
+            # mode = "ask": even a create (allowed by the approval policy) asks, and no is no.
+            created = await client.call_tool(
+                "obsidian_vault_manager",
+                {"operation": "create_note", "target": "Projects/New.md", "content": "x"},
+            )
+            assert created.is_error and "declined" in created.structured_content["message"]
+
+    _run(session)
+    assert len(asked) == 1 and 'mode = "ask"' in asked[0]
+    assert not (example_vault / "Projects" / "New.md").exists()

@@ -102,7 +102,7 @@ class LoadedConfig:
         return rows
 
 
-_OTHER_SECTIONS = frozenset({"server"})
+_OTHER_SECTIONS = frozenset({"server", "rules"})
 
 
 def _explain(exc: ValidationError, where: str) -> str:

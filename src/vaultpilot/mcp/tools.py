@@ -10,9 +10,11 @@
   ``structuredContent`` and as text, with ``isError`` when the call failed (a bad argument, a
   refused operation, a vault error: the same guiding message the tool gives every transport).
   Only an unknown tool name is a protocol error (``INVALID_PARAMS``), as MCP asks.
-* Approvals: a call the policy marks ``deny`` is refused; one marked ``ask`` is asked through
-  elicitation when the client supports it (``approval.ask_person``) and refused otherwise, with
-  the ``[approvals]`` line that allows it.
+* Approvals: a call the policy marks ``deny`` is refused; one marked ``ask`` (or one the vault's
+  rules ask for: ``mode = "ask"``, an ``ask`` folder, more notes than ``max_notes_per_run``) is
+  asked through elicitation when the client supports it (``approval.ask_person``) and refused
+  otherwise, with the ``[approvals]`` line that allows it. The rules that refuse (denied,
+  read-only and private notes, read-only mode) are enforced by the tools themselves.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from vaultpilot.agent.approvals import ApprovalPolicy, operation_of
+from vaultpilot.agent.guard import RunGuard
 from vaultpilot.mcp.approval import Asked, ask_person
 from vaultpilot.mcp.vaults import VaultSession
 from vaultpilot.tools import TOOLS, get_tool, run_tool
@@ -161,6 +164,12 @@ async def call_tool(
     except ValidationError:
         valid = False  # run_tool explains it; a call that cannot run needs no approval
     decision = approvals.policy.decide(name, operation) if valid else "allow"
+    reason, by_rules = approvals.policy.reason(name, operation), False
+    if decision == "allow" and valid:  # the vault's rules may still ask (mode, ask folders)
+        rules = await vault.run(lambda c: c.rules)
+        asks = RunGuard(rules).needs_approval(name, arguments)
+        if asks is not None:
+            decision, reason, by_rules = "ask", f"{name} {operation or ''}: {asks}.", True
     key = f"{name}.{operation}" if operation else name
     if decision == "deny":
         return _refusal(
@@ -170,14 +179,19 @@ async def call_tool(
             f"Tell the person; to allow it, {_how_to_allow(key, approvals)}.",
         )
     if decision == "ask":
-        asked = await ask_person(ctx, params, approvals.policy.reason(name, operation), arguments)
+        asked = await ask_person(ctx, params, reason, arguments)
         if isinstance(asked, types.InputRequiredResult):
             return asked
         if asked is not Asked.ACCEPTED:
+            allow = (
+                f"the vault's rules ask ({reason.rstrip('.')}); only the person can change them "
+                "([rules] in config.toml)"
+                if by_rules
+                else f"to allow it, {_how_to_allow(key, approvals)}"
+            )
             why = {
                 Asked.UNSUPPORTED: f"needs the person's approval and this client cannot ask "
-                f"for it (no elicitation). To allow it, {_how_to_allow(key, approvals)}; or "
-                "do it in Obsidian",
+                f"for it (no elicitation): {allow}; or do it in Obsidian",
                 Asked.DECLINED: "was declined by the person",
                 Asked.CANCELLED: "was not approved (the question was dismissed)",
             }[asked]
