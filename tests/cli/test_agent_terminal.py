@@ -1,0 +1,167 @@
+"""``vaultpilot ask`` as a person reads it, through the real command, the real vault tools and
+journal, and the scripted model server; and the pure pieces of the terminal view."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from vaultpilot.agent.testing import ScriptedCall, ScriptedModelServer, ScriptedTurn
+from vaultpilot.cli.main import app
+from vaultpilot.cli.steps import label, line_counts, outcome
+from vaultpilot.cli.stream import WordWrapper
+from vaultpilot.memory.db import connect
+
+runner = CliRunner()
+NOTE = "# Test\n\nThe second line.\n"
+
+
+@pytest.fixture
+def vault(example_vault: Path) -> Path:
+    (example_vault / "test.md").write_text(NOTE, encoding="utf-8")
+    return example_vault
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Iterator[dict[str, str]]:
+    yield {
+        "VAULTPILOT_DATA_DIR": str(tmp_path / "data"),
+        "VAULTPILOT_CONFIG": str(tmp_path / "config.toml"),
+        "VAULTPILOT_MODEL": "scripted",
+        "VAULTPILOT_MAX_RETRIES": "0",
+        "OPENAI_API_KEY": "test-key",
+        "COLUMNS": "120",
+        "NO_COLOR": "1",
+    }
+
+
+def _ask(env: dict[str, str], server: ScriptedModelServer, vault: Path, text: str, stdin: str = ""):  # type: ignore[no-untyped-def]
+    return runner.invoke(
+        app,
+        ["ask", text, "--vault", str(vault)],
+        env={**env, "VAULTPILOT_BASE_URL": server.base_url},
+        input=stdin,
+    )
+
+
+def _delete(target: str) -> ScriptedCall:
+    return ScriptedCall(
+        name="obsidian_vault_manager",
+        arguments={"operation": "delete_note", "target": target, "confirmDestructive": True},
+    )
+
+
+def test_an_edit_shows_its_line_counts_and_the_run_ends_with_what_changed(
+    vault: Path, env: dict[str, str]
+) -> None:
+    edit = {
+        "operation": "edit_note",
+        "target": "test.md",
+        "edits": [{"oldText": "The second line.", "newText": "Line two.\nLine three."}],
+    }
+    turns = [
+        ScriptedTurn(tool_calls=[ScriptedCall(name="obsidian_vault_manager", arguments=edit)]),
+        ScriptedTurn(text="Done: **two** lines now."),
+    ]
+    with ScriptedModelServer(turns) as server:
+        done = _ask(env, server, vault, "split the second line")
+    assert done.exit_code == 0, done.output
+    out = done.output
+    assert "● Edit(test.md)  +2 −1" in out
+    assert "Done: two lines now." in out  # Markdown markers are styling, not text
+    assert "Changed 1 note(s):" in out and "test.md +2 −1" in out
+    undo = out.split("Undo all of them with: ", 1)[1].split()[:3]
+    assert undo[:2] == ["vaultpilot", "undo"]
+    back = runner.invoke(app, ["undo", undo[2], "--vault", str(vault)], env=env)
+    assert back.exit_code == 0, back.output
+    assert (vault / "test.md").read_text(encoding="utf-8") == NOTE
+
+
+def test_dont_ask_again_covers_the_same_operation_for_the_rest_of_the_run(
+    vault: Path, env: dict[str, str]
+) -> None:
+    turns = [
+        ScriptedTurn(tool_calls=[_delete("test.md")]),
+        ScriptedTurn(tool_calls=[_delete("Inbox.md")]),
+        ScriptedTurn(text="Both gone."),
+    ]
+    with ScriptedModelServer(turns) as server:
+        done = _ask(env, server, vault, "delete two notes", stdin="2\n")
+    assert done.exit_code == 0, done.output
+    assert done.output.count("3 No, and tell it why") == 1
+    assert "-The second line." in done.output  # the approval showed what goes
+    assert not (vault / "test.md").exists() and not (vault / "Inbox.md").exists()
+    assert "test.md (deleted)" in done.output and "Inbox.md (deleted)" in done.output
+
+
+def test_a_refusal_is_the_users_choice_and_its_reason_reaches_the_model(
+    vault: Path, env: dict[str, str]
+) -> None:
+    turns = [ScriptedTurn(tool_calls=[_delete("test.md")]), ScriptedTurn(text="Kept it.")]
+    with ScriptedModelServer(turns) as server:
+        done = _ask(env, server, vault, "delete test.md", stdin="3\nit holds my plans\n")
+        sent = server.requests[1].body["messages"][-1]["content"]
+    assert done.exit_code == 0, done.output
+    assert "⊘ Delete(test.md)  declined by you" in done.output
+    assert "error" not in done.output.lower()
+    assert "it holds my plans" in sent
+    assert (vault / "test.md").exists()
+
+
+def test_a_run_that_failed_before_anything_was_said_is_not_kept(
+    vault: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    with ScriptedModelServer([ScriptedTurn(status=500, error="model crashed")]) as server:
+        done = _ask(env, server, vault, "hi")
+    assert done.exit_code == 1, done.output
+    assert "Traceback" not in done.output
+    conn = connect(tmp_path / "data" / "memory.db")
+    try:
+        assert conn.execute("SELECT COUNT(*) FROM conversations").fetchone()[0] == 0
+    finally:
+        conn.close()
+
+
+def test_step_labels_and_outcomes() -> None:
+    assert label("obsidian_get_context", {"contextType": "read_note", "target": "A.md"}) == (
+        "Read(A.md)"
+    )
+    assert label("obsidian_query_vault", {"queryType": "semantic_search", "query": "kafka"}) == (
+        'Search("kafka")'
+    )
+    move = {"operation": "move_note", "target": "A.md", "destination": "Archive/A.md"}
+    assert label("obsidian_vault_manager", move) == "Move(A.md → Archive/A.md)"
+    assert label("git_agent", {"type": "git_log"}) == "Git(git_log)"
+    assert outcome({"results": [{}, {}], "totalFound": 7}) == "7 found"
+    assert outcome({"error": "No note 'X'."}) == "No note 'X'."
+    assert line_counts("a\nb\nc\n", "a\nB\nc\nd\n") == (2, 1)
+
+
+def _wrap(pieces: list[str], width: int) -> tuple[str, list[tuple[str, str]]]:
+    out: list[tuple[str, str]] = []
+    writer = WordWrapper(lambda text, style: out.append((text, style)), width)
+    for piece in pieces:
+        writer.feed(piece)
+    writer.finish()
+    return "".join(t for t, _ in out), out
+
+
+def test_streamed_text_wraps_at_word_boundaries_whatever_the_pieces() -> None:
+    text = "Streaming tokens arrive cut anywhere, like inter national or half-words, " * 4
+    pieces = [text[i : i + 3] for i in range(0, len(text), 3)]  # cut mid-word on purpose
+    shown, _ = _wrap(pieces, 30)
+    words = text.split()
+    assert shown.split() == words
+    for line in shown.splitlines():
+        assert len(line) <= 30
+
+
+def test_light_markdown_becomes_style() -> None:
+    shown, parts = _wrap(["## Plan\n", "Use **bold** and `code_x` but snake_case stays."], 80)
+    assert shown == "Plan\nUse bold and code_x but snake_case stays.\n"
+    styles = dict(parts)
+    assert "bold" in styles["Plan"] and styles["bold"] == "bold"
+    assert styles["code_x"] == "cyan"
