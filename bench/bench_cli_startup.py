@@ -36,9 +36,7 @@ def _once(src: Path, args: list[str] | None) -> float:
             "from vaultpilot.cli.main import main; main()"
         )
     start = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False
-    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - start
     if done.returncode not in (0,):
         raise SystemExit(f"{args} failed ({done.returncode}): {done.stderr[-500:]}")
