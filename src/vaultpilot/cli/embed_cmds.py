@@ -59,12 +59,12 @@ def register(app: typer.Typer) -> None:
     app.command("embed")(embed_cmd)
 
 
-def embedding_line(status: EmbeddingStatus, holder: str | None = None) -> str:
+def embedding_line(status: EmbeddingStatus, holder: str | None = None, *, hint: bool = True) -> str:
     """One line for ``vaultpilot status``: coverage, who is embedding, what to run."""
     from vaultpilot.index.background import describe_coverage
 
     line = describe_coverage(status, None, holder)
-    if not status.complete and holder is None:
+    if hint and not status.complete and holder is None:
         line += "; run `vaultpilot embed`"
     return line
 
@@ -90,7 +90,9 @@ class StopOnInterrupt:
         if self.requested.is_set():
             raise KeyboardInterrupt
         self.requested.set()
-        err_console.print(self._message)
+        # In a terminal through the progress bar's console, so the line goes above the bar
+        # instead of being glued to it; otherwise on stderr.
+        (console if console.is_terminal else err_console).print(self._message)
 
 
 def _bar(label: str, *, quiet: bool) -> Progress:
@@ -177,8 +179,10 @@ def embed_cmd(
 
             def progress(done: int, total: int) -> None:
                 if done == 0 and not as_json:
-                    # A plain line too, so logs and pipes see that the work started.
-                    err_console.print(f"embedding {total} chunks with {embedder.model_name}")
+                    # A plain line too, so logs and pipes see that the work started; in a
+                    # terminal it goes above the bar (same console), never into its line.
+                    line = f"embedding {total} chunks with {embedder.model_name}"
+                    (bar.console if bar.live.is_started else err_console).print(line)
                 bar.update(task, completed=done, total=total)
 
             report = embed_pending(
@@ -212,7 +216,7 @@ def embed_cmd(
         console.print(
             f"[green]embedded[/] {report.embedded} chunks ({report.notes_chunked} notes "
             f"chunked) with {report.model} in {report.seconds:.1f} s ({rate:.0f} chunks/s); "
-            f"{embedding_line(status)}",
+            f"{embedding_line(status, hint=not report.stopped)}",
             soft_wrap=True,
         )
     if report.stopped:
