@@ -281,8 +281,11 @@ def _status_lines(vault: Path, db_path: Path, st: IndexStatus, vectors: str) -> 
             f"[yellow]stale[/]: {len(st.stale_added)} new, {len(st.stale_changed)} changed, "
             f"{len(st.stale_deleted)} deleted; run `vaultpilot index`"
         )
-        for p in [*st.stale_added, *st.stale_changed, *st.stale_deleted][:20]:
+        stale = [*st.stale_added, *st.stale_changed, *st.stale_deleted]
+        for p in stale[:20]:
             console.print(f"  {p}", markup=False)
+        if len(stale) > 20:
+            console.print(f"  … and {len(stale) - 20} more", markup=False)
     for path, err in st.frontmatter_errors:
         console.print(f"[yellow]frontmatter error[/] {escape(path)}: {escape(err)}")
     for path, err in st.unreadable:
