@@ -9,7 +9,8 @@ import pytest
 
 from vaultpilot.errors import InvalidArgumentError, NotFoundError
 from vaultpilot.index.db import connect
-from vaultpilot.index.queries import find_note, fts_query, search
+from vaultpilot.index.queries import find_note
+from vaultpilot.index.search import fts_query, search
 from vaultpilot.index.sync import sync_vault
 
 

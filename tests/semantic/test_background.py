@@ -17,7 +17,7 @@ from vaultpilot.index.background import BackgroundEmbedder, EmbedLock, lock_hold
 from vaultpilot.index.db import connect
 from vaultpilot.index.embedding import EmbeddingModelMissing, EmbeddingServiceError
 from vaultpilot.index.embedding.base import Vectors
-from vaultpilot.index.queries import search
+from vaultpilot.index.search import search
 from vaultpilot.index.semantic import embed_pending, embedding_status
 from vaultpilot.index.sync import sync_vault
 

@@ -2,11 +2,12 @@
 
 ``hybrid_search(conn, text, embedder=..., vectors=...)`` ranks notes for a free-text query:
 
-* **keyword side**: FTS5 BM25 (title, aliases, headings, body weighted as ``queries.search``)
-  for notes holding *any* of the query's words, English stop words left out, so a question such
-  as "when is the dentist appointment?" is not reduced to notes containing "is" and "the".
-  Notes holding every word rank first. Queries with Chinese, Japanese or Korean text also use
-  the trigram table, and accents are ignored, so non-English text always ranks through here.
+* **keyword side** (``search.keyword_side``): FTS5 BM25 (title, aliases, headings, body
+  weighted as ``search.search``) for notes holding *any* of the query's words, English stop
+  words left out, so a question such as "when is the dentist appointment?" is not reduced to
+  notes containing "is" and "the". Notes holding every word rank first. Queries with Chinese,
+  Japanese or Korean text also use the trigram table, and accents are ignored, so non-English
+  text always ranks through here.
 * **vector side**: the query's embedding against every embedded chunk (``vectors.VectorIndex``);
   a note scores by its best chunk, whose heading and text become the snippet.
 * **fusion**: a 40/60 keyword/vector blend of each side's min-max normalised score (``Fusion``;
@@ -38,10 +39,14 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from vaultpilot.index.embedding.base import Embedder, EmbeddingServiceError
-from vaultpilot.index.keyword import KeywordHit, content_words, coverage, keyword_side
-from vaultpilot.index.queries import folder_filter_sql, tag_filter_sql
+from vaultpilot.index.search import (
+    KeywordHit,
+    coverage,
+    keyword_side,
+    keyword_snippets,
+    note_filter_ids,
+)
 from vaultpilot.index.vectors import ChunkMatch, ModelInfo, VectorCache, VectorIndex
-from vaultpilot.vault.files import normalize_rel_path
 
 __all__ = [
     "RELEVANCE_THRESHOLD",
@@ -49,8 +54,6 @@ __all__ = [
     "HybridHit",
     "HybridResult",
     "hybrid_search",
-    "keyword_side",
-    "note_filter_ids",
     "relevance",
 ]
 
@@ -128,30 +131,6 @@ class HybridResult:
     mode: Mode  # which sides ranked
     notice: str | None = None  # why the vector side was left out or is partial, when it is
     calibrated: bool = False  # relevance used vectors, so an empty list means "no answer"
-
-
-def note_filter_ids(
-    conn: sqlite3.Connection,
-    *,
-    tag: str | None = None,
-    folder: str | None = None,
-    allowed: frozenset[str] | None = None,
-) -> set[int] | None:
-    """Ids of the notes passing the filters, or None when there is no filter."""
-    if tag is None and folder is None and allowed is None:
-        return None
-    where = ["is_note = 1"]
-    args: list[object] = []
-    if tag:
-        sub, targs = tag_filter_sql(tag)
-        where.append(f"id IN ({sub})")
-        args.extend(targs)
-    if folder:
-        cond, fargs = folder_filter_sql("path_lower", normalize_rel_path(folder))
-        where.append(cond)
-        args.extend(fargs)
-    rows = conn.execute(f"SELECT id, path FROM files WHERE {' AND '.join(where)}", args)  # noqa: S608
-    return {fid for fid, path in rows if allowed is None or path in allowed}
 
 
 _NOTHING_EMBEDDED = (
@@ -368,7 +347,7 @@ def _describe(
             chosen,
         )
     }
-    snippets = _keyword_snippets(conn, text, [f for f in chosen if f in kw_rank])
+    snippets = keyword_snippets(conn, text, [f for f in chosen if f in kw_rank])
     chunk_ids = [vec_rank[f][1].chunk_id for f in chosen if f in vec_rank]
     chunks = {
         cid: (heading, body)
@@ -411,17 +390,3 @@ def _excerpt(chunk_text: str, chars: int = 240) -> str:
     body = chunk_text.split("\n\n", 1)[-1]
     flat = " ".join(body.split())
     return flat if len(flat) <= chars else flat[: chars - 1].rsplit(" ", 1)[0] + "…"
-
-
-def _keyword_snippets(conn: sqlite3.Connection, text: str, ids: list[int]) -> dict[int, str]:
-    words = content_words(text)
-    if not ids or not words:
-        return {}
-    match = " OR ".join(f'"{w}"' for w in words)
-    marks = ",".join("?" * len(ids))
-    rows = conn.execute(
-        "SELECT rowid, snippet(notes_fts, -1, '**', '**', '…', 16) FROM notes_fts"  # noqa: S608
-        f" WHERE notes_fts MATCH ? AND rowid IN ({marks})",
-        [match, *ids],
-    ).fetchall()
-    return {int(fid): str(s) for fid, s in rows}

@@ -11,17 +11,22 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from vaultpilot.index.queries import folder_filter_sql
+from vaultpilot.index.search import folder_filter_sql, tag_filter_sql
 
 __all__ = [
     "NoteFacts",
     "all_paths",
+    "file_ids",
     "folder_note_counts",
     "note_bodies",
     "note_facts",
     "note_outlines",
+    "notes_in_folder",
+    "notes_titled_like",
     "paths_under",
     "sources_linking_to",
+    "tag_in_use",
+    "tags_like",
 ]
 
 
@@ -47,6 +52,58 @@ def paths_under(conn: sqlite3.Connection, folder: str) -> list[str]:
     cond, args = folder_filter_sql("path_lower", folder)
     rows = conn.execute(f"SELECT path FROM files WHERE {cond} ORDER BY path", args)  # noqa: S608
     return [r[0] for r in rows]
+
+
+def notes_in_folder(conn: sqlite3.Connection, folder: str) -> list[tuple[str, str]]:
+    """(path, folder) of every note in ``folder`` or below it ("" is the whole vault), by path."""
+    if not folder:
+        rows = conn.execute("SELECT path, folder FROM files WHERE is_note = 1 ORDER BY path")
+        return [(str(p), str(f)) for p, f in rows]
+    cond, args = folder_filter_sql("path_lower", folder)
+    rows = conn.execute(
+        f"SELECT path, folder FROM files WHERE is_note = 1 AND (folder = ? OR ({cond}))"  # noqa: S608
+        " ORDER BY path",
+        [folder, *args],
+    )
+    return [(str(p), str(f)) for p, f in rows]
+
+
+def file_ids(conn: sqlite3.Connection, paths: Iterable[str]) -> dict[str, int]:
+    """The index id of each given path (missing paths are left out)."""
+    wanted = list(dict.fromkeys(paths))
+    out: dict[str, int] = {}
+    for at in range(0, len(wanted), 500):
+        chunk = wanted[at : at + 500]
+        marks = ",".join("?" * len(chunk))
+        rows = conn.execute(f"SELECT path, id FROM files WHERE path IN ({marks})", chunk)  # noqa: S608
+        out.update((str(p), int(i)) for p, i in rows)
+    return out
+
+
+def notes_titled_like(conn: sqlite3.Connection, words: list[str], *, limit: int = 3) -> list[str]:
+    """Notes whose title holds any of ``words`` (case-insensitive), shortest paths first."""
+    if not words:
+        return []
+    cond = " OR ".join("title LIKE ?" for _ in words)
+    rows = conn.execute(
+        f"SELECT path FROM files WHERE is_note = 1 AND ({cond}) ORDER BY length(path) LIMIT ?",  # noqa: S608
+        [*(f"%{w}%" for w in words), limit],
+    )
+    return [str(r[0]) for r in rows]
+
+
+def tag_in_use(conn: sqlite3.Connection, tag: str) -> bool:
+    """Whether any file has ``tag`` or a tag nested under it."""
+    sub, args = tag_filter_sql(tag)
+    return bool(conn.execute(f"SELECT EXISTS ({sub})", args).fetchone()[0])
+
+
+def tags_like(conn: sqlite3.Connection, text: str, *, limit: int = 3) -> list[str]:
+    """Up to ``limit`` tags (as written) holding ``text``, case-insensitive."""
+    rows = conn.execute(
+        "SELECT DISTINCT tag FROM tags WHERE tag_lower LIKE ? LIMIT ?", (f"%{text}%", limit)
+    )
+    return [str(r[0]) for r in rows]
 
 
 def folder_note_counts(conn: sqlite3.Connection) -> dict[str, tuple[int, int]]:

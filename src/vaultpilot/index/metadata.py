@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from vaultpilot.index.queries import folder_filter_sql, tag_filter_sql
+from vaultpilot.index.search import filter_sql as _tag_folder_sql
 
 __all__ = [
     "NoteDate",
@@ -153,16 +153,10 @@ def _property_sql(cond: PropertyCondition) -> tuple[str, list[object]]:
 
 def filter_sql(filt: NoteFilter) -> tuple[str, list[object]]:
     """A WHERE clause over ``files f`` selecting the notes that match ``filt``."""
-    where = ["f.is_note = 1"]
-    args: list[object] = []
-    for tag in filt.tags:
-        sub, targs = tag_filter_sql(tag)
-        where.append(f"f.id IN ({sub})")
-        args.extend(targs)
-    if filt.folder:
-        in_folder, fargs = folder_filter_sql("f.path_lower", filt.folder)
-        where.append(in_folder)
-        args.extend(fargs)
+    where, args = _tag_folder_sql(
+        tags=filt.tags, folder=filt.folder, ids="f.id", paths="f.path_lower"
+    )
+    where.insert(0, "f.is_note = 1")
     for cond in filt.properties:
         sql, pargs = _property_sql(cond)
         where.append(sql)

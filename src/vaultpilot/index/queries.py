@@ -1,11 +1,10 @@
-"""Questions the index answers: keyword search, links, backlinks, unresolved links, lookups.
+"""Questions the index answers about notes and links: find a note, links, backlinks, unresolved
+links; and excerpts whose highlights never break a link.
 
-Every function takes an open index connection and returns frozen values. Keyword search uses
-FTS5 with BM25 (title weighted above aliases, headings and body) and returns a snippet; text with
-CJK characters is also looked up in the trigram table, so words written without spaces are found.
-Accents are ignored (``creme`` finds ``crème``). ``highlight`` and ``unmark_links`` build
-excerpts whose highlight markers never land inside a link: a link whose text matched is marked
-whole. (Search snippets keep FTS5's per-word markers: they say which words matched.)
+Every function takes an open index connection and returns frozen values. Keyword search lives
+in ``index.search``. ``highlight`` and ``unmark_links`` build excerpts whose highlight markers
+never land inside a link: a link whose text matched is marked whole. (Search snippets keep
+FTS5's per-word markers: they say which words matched.)
 """
 
 from __future__ import annotations
@@ -15,39 +14,25 @@ import sqlite3
 from dataclasses import dataclass
 
 from vaultpilot.errors import InvalidArgumentError, NotFoundError
+
+# ``CJK``, ``SearchHit`` and ``search`` moved to ``index.search``; these names stay importable
+# from here for the CLI, the index scanner and the benchmarks until they import them from there.
+from vaultpilot.index.search import CJK, SearchHit, search
 from vaultpilot.vault.files import normalize_rel_path
 
 __all__ = [
-    "BM25_WEIGHTS",
     "CJK",
     "LinkRow",
     "SearchHit",
     "UnresolvedRow",
     "backlinks",
     "find_note",
-    "folder_filter_sql",
-    "fts_query",
     "highlight",
     "outgoing_links",
     "search",
-    "tag_filter_sql",
     "unmark_links",
     "unresolved_links",
 ]
-
-# Characters of scripts written without spaces (kana, CJK ideographs, hangul): text holding them is
-# also kept in, and searched through, the trigram table.
-CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-_TOKEN = re.compile(r'"([^"]+)"|(\S+)')
-BM25_WEIGHTS = "10.0, 5.0, 3.0, 1.0"  # title, aliases, headings, body
-
-
-@dataclass(frozen=True, slots=True)
-class SearchHit:
-    path: str
-    title: str
-    score: float  # higher is better
-    snippet: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,122 +52,6 @@ class UnresolvedRow:
     source: str
     target_text: str
     count: int
-
-
-def fts_query(text: str) -> str:
-    """Turn free text into a safe FTS5 expression: every word (or "quoted phrase") must occur."""
-    parts: list[str] = []
-    for m in _TOKEN.finditer(text):
-        phrase = m.group(1) or m.group(2)
-        words = re.findall(r"\w+", phrase)
-        if words:
-            parts.append('"' + " ".join(words) + '"')
-    return " ".join(dict.fromkeys(parts))  # a repeated word adds nothing but cost
-
-
-def _prefix_range(column: str, value: str) -> tuple[str, list[str]]:
-    """SQL matching ``value`` or anything under ``value/`` (an index range, no LIKE scan)."""
-    low = value.lower().strip("/")
-    return f"({column} = ? OR ({column} >= ? AND {column} < ?))", [low, low + "/", low + "0"]
-
-
-def folder_filter_sql(column: str, folder: str) -> tuple[str, list[str]]:
-    """SQL fragment keeping paths inside ``folder`` at any depth (an index range, no LIKE)."""
-    low = folder.lower().strip("/")
-    return f"{column} >= ? AND {column} < ?", [low + "/", low + "0"]
-
-
-def tag_filter_sql(tag: str) -> tuple[str, list[str]]:
-    """SQL fragment selecting file ids with ``tag`` or a tag nested under it."""
-    cond, args = _prefix_range("tag_lower", tag.lstrip("#"))
-    return f"SELECT file_id FROM tags WHERE {cond}", args  # noqa: S608
-
-
-def search(
-    conn: sqlite3.Connection,
-    text: str,
-    *,
-    tag: str | None = None,
-    folder: str | None = None,
-    limit: int = 10,
-    offset: int = 0,
-    any_word: bool = False,
-) -> tuple[list[SearchHit], int]:
-    """Keyword search; returns (hits, total number of matching notes).
-
-    Every word (or "quoted phrase") must occur; with ``any_word`` one is enough, and notes
-    holding more of them rank higher (the fallback when no note holds them all).
-    """
-    if limit < 1:
-        raise InvalidArgumentError("limit must be at least 1.")
-    match = fts_query(text).replace('" "', '" OR "') if any_word else fts_query(text)
-    if not match:
-        raise InvalidArgumentError(
-            f"The query {text!r} has no words to search for; give at least one word."
-        )
-    where = ["notes_fts MATCH ?"]
-    args: list[object] = [match]
-    if tag:
-        sub, targs = tag_filter_sql(tag)
-        where.append(f"notes_fts.rowid IN ({sub})")
-        args.extend(targs)
-    if folder:
-        cond, fargs = folder_filter_sql("f.path_lower", normalize_rel_path(folder))
-        where.append(cond)
-        args.extend(fargs)
-    clause = " AND ".join(where)
-    # The folder filter needs the files table; without it the count stays inside FTS5.
-    source = "notes_fts JOIN files f ON f.id = notes_fts.rowid" if folder else "notes_fts"
-    total = conn.execute(f"SELECT COUNT(*) FROM {source} WHERE {clause}", args).fetchone()[0]  # noqa: S608
-    # Rank first, then build snippets for the page only: SQLite would otherwise compute a
-    # snippet for every matching note before sorting (2x slower on common words).
-    rows = conn.execute(
-        f"WITH top AS (SELECT notes_fts.rowid AS id, bm25(notes_fts, {BM25_WEIGHTS}) AS rank"  # noqa: S608
-        f" FROM {source} WHERE {clause} ORDER BY rank LIMIT ? OFFSET ?)"
-        " SELECT f.path, f.title, top.rank, snippet(notes_fts, -1, '**', '**', '…', 16)"
-        " FROM top JOIN notes_fts ON notes_fts.rowid = top.id AND notes_fts MATCH ?"
-        " JOIN files f ON f.id = top.id ORDER BY top.rank",
-        [*args, limit, offset, match],
-    ).fetchall()
-    hits = [SearchHit(p, t, -float(r), s) for p, t, r, s in rows]
-    if CJK.search(text):
-        hits, total = _merge_cjk(conn, text, hits, total, limit, tag, folder)
-    return hits, total
-
-
-def _merge_cjk(
-    conn: sqlite3.Connection,
-    text: str,
-    hits: list[SearchHit],
-    total: int,
-    limit: int,
-    tag: str | None,
-    folder: str | None,
-) -> tuple[list[SearchHit], int]:
-    words = [w for w in text.split() if w]
-    seen = {h.path for h in hits}
-    # Trigram MATCH needs three characters; shorter words use LIKE over the (small) CJK table.
-    cond = " AND ".join("c.text LIKE ?" for _ in words)
-    args: list[object] = [f"%{w}%" for w in words]
-    sql = (
-        "SELECT f.path, f.title, c.text FROM cjk_fts c JOIN files f ON f.id = c.rowid"  # noqa: S608
-        f" WHERE {cond}"
-    )
-    if tag:
-        sub, targs = tag_filter_sql(tag)
-        sql += f" AND f.id IN ({sub})"
-        args.extend(targs)
-    extra: list[SearchHit] = []
-    for path, title, body in conn.execute(sql, args):
-        if folder and not path.lower().startswith(folder.lower().strip("/") + "/"):
-            continue
-        if path in seen:
-            continue
-        at = body.find(words[0])
-        snippet = body[max(0, at - 30) : at + 60].replace("\n", " ")
-        extra.append(SearchHit(path, title, float(sum(body.count(w) for w in words)), snippet))
-    extra.sort(key=lambda h: (-h.score, h.path))
-    return (extra + hits)[:limit], total + len(extra)
 
 
 def find_note(conn: sqlite3.Connection, name: str) -> str:

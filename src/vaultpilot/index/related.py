@@ -22,7 +22,7 @@ import sqlite3
 from collections import Counter
 from dataclasses import dataclass
 
-from vaultpilot.index.hybrid import keyword_side
+from vaultpilot.index.search import keyword_side
 from vaultpilot.index.vectors import VectorCache, VectorIndex
 
 __all__ = ["RelatedNote", "Similar", "related_notes", "similar_notes"]

@@ -12,8 +12,9 @@ from datetime import datetime
 from typing import Any
 
 from vaultpilot.errors import InvalidArgumentError, NotFoundError
-from vaultpilot.index.lookup import note_bodies, note_facts, note_outlines
+from vaultpilot.index.lookup import note_bodies, note_facts, note_outlines, notes_titled_like
 from vaultpilot.index.queries import find_note, highlight, unmark_links
+from vaultpilot.index.search import query_words
 from vaultpilot.memory import journal
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.results import NoteInfo
@@ -105,15 +106,9 @@ def around_match(body: str, snippet: str, chars: int = EXCERPT_CHARS) -> str:
 
 
 def _suggest(ctx: ToolContext, name: str) -> str:
-    words = [w for w in re.findall(r"\w+", title_of(name)) if len(w) > 2][:3]
-    if not words:
-        return ""
-    cond = " OR ".join("title LIKE ?" for _ in words)
-    rows = ctx.conn.execute(
-        f"SELECT path FROM files WHERE is_note = 1 AND ({cond}) ORDER BY length(path) LIMIT 3",  # noqa: S608
-        [f"%{w}%" for w in words],
-    ).fetchall()
-    return f" Similar notes: {', '.join(r[0] for r in rows)}." if rows else ""
+    words = [w for w in query_words(title_of(name)) if len(w) > 2][:3]
+    found = notes_titled_like(ctx.conn, words)
+    return f" Similar notes: {', '.join(found)}." if found else ""
 
 
 def resolve_note(ctx: ToolContext, name: str | None, *, param: str = "target") -> str:

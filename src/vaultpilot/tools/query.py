@@ -9,12 +9,12 @@ relevance (about 50 tokens each); ``detailed`` ones add an excerpt, tags and dat
 from __future__ import annotations
 
 import os
-import re
 from typing import assert_never
 
 from vaultpilot.errors import InvalidArgumentError, NotFoundError
-from vaultpilot.index.lookup import folder_note_counts
+from vaultpilot.index.lookup import folder_note_counts, notes_in_folder, tag_in_use, tags_like
 from vaultpilot.index.metadata import NoteFilter, find_notes
+from vaultpilot.index.search import query_words
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.filters import add_note_dates, describe_filters, note_filter
 from vaultpilot.tools.models import QueryVaultParams
@@ -43,7 +43,7 @@ def _allowed(ctx: ToolContext, filt: NoteFilter | None) -> frozenset[str] | None
 
 
 def _broader(query: str) -> str:
-    words = list(dict.fromkeys(re.findall(r"\w+", query)))
+    words = query_words(query)
     if len(words) > 1:
         picks = " or ".join(f"'{w}'" for w in sorted(words, key=len, reverse=True)[:2])
         return f"Try broader terms like {picks}, or check spelling."
@@ -146,13 +146,7 @@ def _structure(ctx: ToolContext, p: QueryVaultParams) -> QueryResult:
     ]
     base = folder.count("/") + 1 if folder else 0
     expanded = {folder} | {f for f in folders if f.count("/") + 1 - base < depth}
-    low = folder.lower()
-    rows = ctx.conn.execute(
-        "SELECT path, folder FROM files WHERE is_note = 1 AND (? = '' OR folder = ?"
-        " OR (path_lower >= ? AND path_lower < ?)) ORDER BY path",
-        (folder, folder, low + "/", low + "0"),
-    )
-    note_paths = [path for path, parent in rows if parent in expanded]
+    note_paths = [path for path, parent in notes_in_folder(ctx.conn, folder) if parent in expanded]
     total = len(entries) + len(note_paths)
     room = max(p.limit - len(entries), 0)
     entries = entries[: p.limit]
@@ -208,16 +202,9 @@ def _related(ctx: ToolContext, p: QueryVaultParams) -> QueryResult:
 def _unknown_tags(ctx: ToolContext, tags: tuple[str, ...]) -> str:
     missing = []
     for tag in tags:
-        low = tag.lower()
-        row = ctx.conn.execute(
-            "SELECT 1 FROM tags WHERE tag_lower = ? OR (tag_lower >= ? AND tag_lower < ?) LIMIT 1",
-            (low, low + "/", low + "0"),
-        ).fetchone()
-        if row is None:
-            like = ctx.conn.execute(
-                "SELECT DISTINCT tag FROM tags WHERE tag_lower LIKE ? LIMIT 3", (f"%{low[:4]}%",)
-            ).fetchall()
-            near = f" (similar: {', '.join('#' + r[0] for r in like)})" if like else ""
+        if not tag_in_use(ctx.conn, tag):
+            like = tags_like(ctx.conn, tag.lower()[:4])
+            near = f" (similar: {', '.join('#' + t for t in like)})" if like else ""
             missing.append(f"no note has the tag #{tag}{near}")
     return "; ".join(missing)
 

@@ -1,8 +1,8 @@
 """How ``semantic_search`` ranks notes, behind one small interface so it can be swapped.
 
 A ranker is ``(conn, RankRequest) -> Ranking``. ``keyword_ranker`` is FTS5 BM25 over titles,
-aliases, headings and bodies (``index.queries.search``), falling back to notes with *any* of the
-words when none holds all of them. ``hybrid_ranker`` fuses BM25 with vector similarity
+aliases, headings and bodies (``index.search.keyword_search``), falling back to notes with *any*
+of the words when none holds all of them. ``hybrid_ranker`` fuses BM25 with vector similarity
 (``index.hybrid``); when no embedder or no vectors are available it ranks by keywords and the
 result says so (``ranking`` is "keyword", and ``notice`` why; ``notice`` also says when only part
 of the vault is embedded yet). Keyword-only relevance is scaled to 0..1 against the best hit;
@@ -18,13 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from vaultpilot.index.hybrid import hybrid_search
-from vaultpilot.index.keyword import search_any
-from vaultpilot.index.queries import SearchHit, search
+from vaultpilot.index.search import SearchHit, keyword_search
 from vaultpilot.tools.semantic import Semantic
 
 __all__ = ["RankRequest", "RankedHit", "Ranker", "Ranking", "hybrid_ranker", "keyword_ranker"]
-
-_POOL = 1000  # hits considered when other filters narrow the keyword results afterwards
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,20 +65,12 @@ def _scaled(hits: list[SearchHit], factor: float) -> list[RankedHit]:
 
 def keyword_ranker(conn: sqlite3.Connection, req: RankRequest) -> Ranking:
     """BM25 keyword ranking with an any-word fallback (see the module doc)."""
-    pool = req.limit if req.allowed is None else max(req.limit, _POOL)
-    hits, total = search(conn, req.query, tag=req.tag, folder=req.folder, limit=pool)
-    if req.allowed is not None:
-        hits = [h for h in hits if h.path in req.allowed]
-        total = len(hits)
-    any_word = False
-    if not hits:
-        hits, total = search_any(conn, req.query, tag=req.tag, folder=req.folder, limit=pool)
-        if req.allowed is not None:
-            hits = [h for h in hits if h.path in req.allowed]
-            total = len(hits)
-        any_word = bool(hits)
+    found = keyword_search(
+        conn, req.query, limit=req.limit, tag=req.tag, folder=req.folder, allowed=req.allowed
+    )
     # A note holding only some of the words is a weaker match than one holding all of them.
-    return Ranking(_scaled(hits[: req.limit], 0.5 if any_word else 1.0), total, "keyword", any_word)
+    scaled = _scaled(found.hits, 0.5 if found.any_word else 1.0)
+    return Ranking(scaled, found.total, "keyword", found.any_word)
 
 
 def hybrid_ranker(semantic: Semantic) -> Ranker:

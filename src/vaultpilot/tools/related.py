@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from vaultpilot.index.hybrid import RELEVANCE_THRESHOLD, relevance
+from vaultpilot.index.lookup import file_ids
 from vaultpilot.index.related import RelatedNote
 from vaultpilot.index.related import related_notes as _related_notes
 from vaultpilot.tools.context import ToolContext
@@ -34,10 +35,7 @@ def _cosines(ctx: ToolContext, path: str, others: list[str]) -> dict[str, float]
     index = ctx.semantic.cache.get(ctx.conn)
     if index is None:
         return {}
-    marks = ",".join("?" * (len(others) + 1))
-    ids = dict(
-        ctx.conn.execute(f"SELECT path, id FROM files WHERE path IN ({marks})", [path, *others])  # noqa: S608
-    )
+    ids = file_ids(ctx.conn, [path, *others])
     centroid = index.note_vector(ids[path]) if path in ids else None
     if centroid is None:
         return {}
