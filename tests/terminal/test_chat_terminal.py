@@ -142,3 +142,48 @@ def test_ctrl_c_at_the_prompt_clears_the_line_and_does_not_quit(terminal: Make) 
     screen = term.wait_for("/history")
     assert "half a thought" not in screen.split("› ")[-1]
     assert not term.shell_is_back()
+
+
+def test_a_spinner_says_how_long_the_model_has_been_thinking(terminal: Make) -> None:
+    term = terminal([ScriptedTurn(text="Finally.", delay=2.5)])
+    term.start(*CHAT)
+    term.wait_prompt()
+    term.type("slow one")
+    term.send("Enter")
+    screen = term.wait_for("Thinking… 1s")
+    assert "Finally." not in screen
+    screen = term.wait_for("Finally.")
+    assert "Thinking…" not in screen  # the spinner line is gone once text arrives
+
+
+def test_continue_replays_the_transcript(terminal: Make) -> None:
+    term = terminal(
+        [
+            ScriptedTurn(
+                tool_calls=[
+                    ScriptedCall(
+                        name="obsidian_get_context",
+                        arguments={"contextType": "read_note", "target": "test.md"},
+                    )
+                ]
+            ),
+            ScriptedTurn(text="It says: the second line."),
+        ]
+    )
+    term.start(*CHAT)
+    term.wait_prompt()
+    term.type("what is in test.md?")
+    term.send("Enter")
+    term.wait_for("2 steps · ", timeout=30)
+    term.type("/exit")
+    term.send("Enter")
+    deadline = time.monotonic() + 10
+    while not term.shell_is_back() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    term.start("chat", "--no-embed", "--continue")
+    term.wait_for("resuming conversation")
+    screen = term.wait_for("────")  # the end of the replayed transcript
+    after = screen.split("resuming conversation", 1)[1]
+    assert "› what is in test.md?" in after
+    assert "Read(test.md)" in after
+    assert "It says: the second line." in after
