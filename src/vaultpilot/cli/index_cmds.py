@@ -79,6 +79,11 @@ def index_cmd(
     )
     for path, why in report.skipped:
         console.print(f"[yellow]skipped[/] {escape(path)}: {escape(why)}")
+    if report.notes == 0:
+        console.print(
+            f"[yellow]warning[/]: {escape(str(ws.vault))} holds no notes (.md files). Is it the "
+            "vault you meant? Name another with --vault PATH."
+        )
     if no_embed:
         return
     try:
