@@ -9,6 +9,7 @@ import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from vaultpilot.index.search import folder_filter_sql, tag_filter_sql
@@ -16,6 +17,7 @@ from vaultpilot.index.search import folder_filter_sql, tag_filter_sql
 __all__ = [
     "NoteFacts",
     "all_paths",
+    "database_file",
     "file_ids",
     "folder_note_counts",
     "note_bodies",
@@ -40,6 +42,12 @@ class NoteFacts:
     word_count: int
     properties: dict[str, Any]
     tags: tuple[str, ...]  # frontmatter and inline tags, unique, in first-seen order
+
+
+def database_file(conn: sqlite3.Connection) -> Path | None:
+    """The file of the connection's main database, or None when it is kept in memory."""
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return Path(row[2]) if row is not None and row[2] else None
 
 
 def all_paths(conn: sqlite3.Connection) -> list[str]:
