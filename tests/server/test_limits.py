@@ -30,6 +30,9 @@ ENVELOPE_KEYS = ["id", "commandName", "success", "result", "error"]
 JSON = {"Content-Type": "application/json"}
 
 
+# A bare FilePath lands in the example vault's folder for new notes (app.json: Inbox).
+
+
 def create_body(path: str, content_size: int, chunk: int = MB) -> Iterator[bytes]:
     """A CreateNote command whose content is ``content_size`` bytes, streamed in chunks."""
     yield b'{"id": "big", "commandName": "CreateNote", "arguments": {"FilePath": "'
@@ -76,7 +79,7 @@ def test_a_body_over_the_limit_is_refused_with_413_however_it_is_sent(
         fits = c.post("/rpc", content=b"".join(create_body("Fits.md", limit - 200)), headers=JSON)
         assert fits.status_code == 200 and fits.json()["success"] is True, fits.text[:300]
     assert not any((vault / n).exists() for n in ("Declared.md", "Chunked.md", "Rest.md"))
-    assert (vault / "Fits.md").stat().st_size == limit - 200
+    assert (vault / "Inbox/Fits.md").stat().st_size == limit - 200
 
 
 def test_the_limit_comes_from_the_config_file_with_a_few_mb_by_default(
@@ -209,7 +212,7 @@ def test_invalid_text_in_a_body_is_a_400_with_a_message(
             assert envelope["error"]["code"] == "invalid_argument"
             assert fragment in envelope["error"]["message"], envelope
             assert "Traceback" not in reply.text
-    assert not (vault / "Sur.md").exists()
+    assert not (vault / "Inbox/Sur.md").exists()
 
 
 def _arguments_only(body: bytes) -> bytes:
@@ -228,8 +231,8 @@ def test_surrogate_pairs_and_escaped_backslashes_are_fine(server: Live, vault: P
         for body in (pair, literal):
             reply = c.post("/rpc", content=body.encode(), headers=JSON)
             assert reply.json()["success"] is True, reply.text
-    assert (vault / "Pair.md").read_text(encoding="utf-8") == "smile \U0001f600"
-    assert (vault / "Lit.md").read_text(encoding="utf-8") == "\\ud800"
+    assert (vault / "Inbox/Pair.md").read_text(encoding="utf-8") == "smile \U0001f600"
+    assert (vault / "Inbox/Lit.md").read_text(encoding="utf-8") == "\\ud800"
 
 
 def test_a_lone_surrogate_on_the_websocket_is_an_error_frame_and_the_socket_stays(
@@ -247,7 +250,7 @@ def test_a_lone_surrogate_on_the_websocket_is_an_error_frame_and_the_socket_stay
     assert refused["success"] is False and refused["error"]["code"] == "invalid_argument"
     assert "lone surrogate (\\ud800)" in refused["error"]["message"]
     assert after["success"] is True
-    assert not (vault / "Sur.md").exists() and (vault / "After.md").exists()
+    assert not (vault / "Inbox/Sur.md").exists() and (vault / "Inbox/After.md").exists()
 
 
 def test_a_lone_surrogate_as_the_websocket_key_is_a_wrong_key(server: Live) -> None:
@@ -337,7 +340,7 @@ def test_a_vault_locked_by_another_process_is_a_retryable_503(
     assert "retry" in rest.json()["error"]["message"].lower()
     assert rpc.status_code == 200 and rpc.headers["retry-after"] == "1"
     assert rpc.json()["error"]["code"] == "vault_busy"
-    assert not (vault / "Busy.md").exists()
+    assert not (vault / "Inbox/Busy.md").exists()
     with server.http() as c:  # the lock is free again: the same command now succeeds
         again = c.post("/tools/CreateNote", json={"FilePath": "Busy.md", "Content": "b"})
-    assert again.status_code == 200 and (vault / "Busy.md").read_text() == "b"
+    assert again.status_code == 200 and (vault / "Inbox/Busy.md").read_text() == "b"

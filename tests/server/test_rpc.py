@@ -253,8 +253,9 @@ def test_several_vaults_by_id(example_vault: Path, tmp_path: Path, data_dir: Pat
     with TestClient(create_app(settings), base_url="http://localhost:34700") as c:
         c.headers["Authorization"] = f"Bearer {key}"
         made = rpc(c, "CreateNote", {"FilePath": "Only Home.md", "VaultID": "home"})
-        assert made["success"] and (other / "Only Home.md").exists()
-        assert not (example_vault / "Only Home.md").exists()
+        # A bare name goes to the vault's folder for new notes (app.json: Inbox).
+        assert made["success"] and (other / "Inbox/Only Home.md").exists()
+        assert not (example_vault / "Inbox/Only Home.md").exists()
         unnamed = rpc(c, "GetVaultContext")
         assert unnamed["error"]["message"] == (
             "Name the vault with VaultID: this server serves several (work, home)."

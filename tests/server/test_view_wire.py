@@ -1,7 +1,8 @@
 """What the agent view needs from the wire, against a real server and the scripted model server:
 hello's model and commands, the spec-shaped ``{type, data}`` frames (snapshot-pinned; text
 before tool calls is a thought), the backlog a socket gets mid-run, pause and resume, per-file
-approval refused whole, and stored conversations listed and continued."""
+approval (a subset of a bulk change or of a move's link rewrites; a single-note change approved
+whole), and stored conversations listed and continued."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def test_hello_names_the_model_and_the_commands(
     assert {"StartAgent", "InterruptAgent", "ResumeAgent", "ApproveToolCall"} <= set(
         with_model["commands"]
     )
-    assert "UndoRun" not in with_model["commands"]
+    assert {"ChangeHistory", "ShowChangeSet", "UndoChangeSet"} <= set(with_model["commands"])
     assert with_model["server_id"] != without["server_id"]
 
 
@@ -153,7 +154,7 @@ def test_interrupt_without_force_pauses_at_the_next_step_and_resume_continues(
     assert final["reason"] == "done" and final["text"] == "Deleted."
 
 
-def test_approving_part_of_a_change_is_refused_whole_with_its_files(agent_server: Start) -> None:
+def test_a_single_note_change_is_approved_whole(agent_server: Start) -> None:
     server = agent_server([ScriptedTurn(tool_calls=[DELETE]), ScriptedTurn(text="Done.")])
 
     async def go() -> list[dict[str, Any]]:
@@ -161,19 +162,93 @@ def test_approving_part_of_a_change_is_refused_whole_with_its_files(agent_server
             await recv_json(ui)
             await ui.send(json.dumps(command("StartAgent", {"goal": "Delete the note"})))
             frames = await recv_until(ui, is_event("approval_required"))
-            for cid, files in (("f1", ["Other.md"]), ("f2", []), ("f3", [NOTE])):
+            for cid, files in (("f1", ["Other.md"]), ("f3", [NOTE])):
                 args = {"callId": "call_del", "approved": True, "files": files}
                 await ui.send(json.dumps(command("ApproveToolCall", args, cid)))
                 frames += await recv_until(ui, is_reply(cid))
             return frames + await recv_until(ui, is_event("run_finished"))
 
     frames = asyncio.run(go())
-    other, none, whole = (next(f for f in frames if is_reply(c)(f)) for c in ("f1", "f2", "f3"))
+    asked = next(f["event"] for f in frames if is_event("approval_required")(f))
+    assert [d["path"] for d in asked["diffs"]] == [NOTE]  # a delete carries its diff now
+    assert asked["diffs"][0]["to"] is None and asked["diffs"][0]["diff"].startswith(f"--- a/{NOTE}")
+    other, whole = (next(f for f in frames if is_reply(c)(f)) for c in ("f1", "f3"))
     assert other["error"]["code"] == "invalid_argument"
     assert f"does not change Other.md; it changes {NOTE}" in other["error"]["message"]
-    assert none["error"]["code"] == "invalid_argument"
-    assert "only some files of a change is not supported yet" in none["error"]["message"]
     assert whole["success"]
+    result = next(f["event"] for f in frames if is_event("tool_result")(f))
+    assert result["success"], result
+
+
+BULK = ScriptedCall(
+    id="call_bulk",
+    name="obsidian_vault_manager",
+    arguments={
+        "operation": "bulk_tag",
+        "targets": [NOTE, "Home.md", "Inbox.md"],
+        "metadata": {"tags": ["reviewed"]},
+    },
+)
+MOVE = ScriptedCall(
+    id="call_move",
+    name="obsidian_vault_manager",
+    arguments={"operation": "move_note", "target": NOTE, "destination": "Elsewhere/Renamed.md"},
+)
+
+
+def _approve_with(server: Live, call_id: str, files: list[str]) -> list[dict[str, Any]]:
+    async def go() -> list[dict[str, Any]]:
+        async with server.ws() as ui:
+            await recv_json(ui)
+            await ui.send(json.dumps(command("StartAgent", {"goal": "Do it"})))
+            frames = await recv_until(ui, is_event("approval_required"))
+            asked = next(f["event"] for f in frames if is_event("approval_required")(f))
+            chosen = [p for p in files if p in {d["path"] for d in asked["diffs"]}]
+            args = {"callId": call_id, "approved": True, "files": chosen}
+            await ui.send(json.dumps(command("ApproveToolCall", args, "a1")))
+            return frames + await recv_until(ui, is_event("run_finished"))
+
+    return asyncio.run(go())
+
+
+def test_approving_some_notes_of_a_bulk_change(agent_server: Start, vault: Path) -> None:
+    home = (vault / "Home.md").read_bytes()
+    server = agent_server([ScriptedTurn(tool_calls=[BULK]), ScriptedTurn(text="Tagged.")])
+    frames = _approve_with(server, "call_bulk", [NOTE, "Inbox.md"])
+    asked = next(f["event"] for f in frames if is_event("approval_required")(f))
+    assert [d["path"] for d in asked["diffs"]] == [NOTE, "Home.md", "Inbox.md"]
+    reply = next(f for f in frames if is_reply("a1")(f))
+    assert reply["success"], reply
+    result = next(f["event"] for f in frames if is_event("tool_result")(f))
+    assert result["success"] and result["result"]["affectedPaths"] == [NOTE, "Inbox.md"]
+    assert any("not approved): Home.md" in w for w in result["result"]["warnings"])
+    assert (vault / "Home.md").read_bytes() == home
+    assert "reviewed" in (vault / NOTE).read_text(encoding="utf-8")
+
+
+def test_a_move_whose_link_rewrites_are_refused_still_moves(
+    agent_server: Start, vault: Path
+) -> None:
+    server = agent_server([ScriptedTurn(tool_calls=[MOVE]), ScriptedTurn(text="Moved.")])
+    frames = _approve_with(server, "call_move", ["Elsewhere/Renamed.md"])
+    asked = next(f["event"] for f in frames if is_event("approval_required")(f))
+    others = [d["path"] for d in asked["diffs"]][1:]
+    assert asked["diffs"][0]["from"] == NOTE and others, asked["diffs"]
+    result = next(f["event"] for f in frames if is_event("tool_result")(f))
+    assert result["success"], result
+    assert (vault / "Elsewhere/Renamed.md").exists() and not (vault / NOTE).exists()
+    assert f"links in {len(others)} note(s) were left unchanged" in result["result"]["message"]
+
+
+def test_approving_no_file_refuses_the_call(agent_server: Start, vault: Path) -> None:
+    before = (vault / NOTE).read_bytes()
+    server = agent_server([ScriptedTurn(tool_calls=[BULK]), ScriptedTurn(text="Not done.")])
+    frames = _approve_with(server, "call_bulk", [])
+    resolved = next(f["event"] for f in frames if is_event("approval_resolved")(f))
+    assert resolved["approved"] is False
+    result = next(f["event"] for f in frames if is_event("tool_result")(f))
+    assert result["success"] is False and "no file of the change was approved" in str(result)
+    assert (vault / NOTE).read_bytes() == before
 
 
 def test_conversations_are_listed_and_continued(

@@ -15,6 +15,11 @@ Tool calls, one at a time:
   ``approval_required`` and waits for ``RunControls`` (with no controls, nobody can approve and
   the call is refused);
 * ``RunControls.override`` supplies the result instead of running the tool;
+* a per-file approval: when the controls also answer ``approved_files(call_id)``
+  (``FileApprovals``) with the files a person ticked of a multi-file change (the diffs' paths),
+  the call runs with ``approvedFiles`` set to them and the tool changes only those
+  (``tools.manage``); ``approvedFiles`` written by the model itself is dropped, so only a person
+  chooses it;
 * ``NoteVersions`` adds ``expectedVersion`` to writes of notes the agent read, so a note changed
   meanwhile is refused instead of overwritten;
 * the tool runs in a worker thread (tools are synchronous; ``VaultTools`` serialises access to
@@ -38,7 +43,7 @@ import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from vaultpilot.agent.approvals import ApprovalPolicy, operation_of
 from vaultpilot.agent.controls import RunControls, Verdict
@@ -68,10 +73,27 @@ from vaultpilot.agent.toolset import ToolSet, failure, for_run, result_ok
 from vaultpilot.agent.versions import NoteVersions
 from vaultpilot.tools import TOOLS
 
-__all__ = ["PAUSED_PREFIX", "Agent", "RunLimits", "StepGate", "VaultAccess", "run"]
+__all__ = [
+    "PAUSED_PREFIX",
+    "Agent",
+    "FileApprovals",
+    "RunLimits",
+    "StepGate",
+    "VaultAccess",
+    "run",
+]
 
 PAUSED_PREFIX = "Paused before step"
 _VAULT_TOOLS = {t.name: t for t in TOOLS}
+_CHOSEN = ("approvedFiles", "approved_files")  # set from a person's answer, never by the model
+
+
+@runtime_checkable
+class FileApprovals(Protocol):
+    """Controls that can approve part of a multi-file change: the files ticked for a call
+    (None: the whole change). Read once, right after the call was approved."""
+
+    def approved_files(self, call_id: str) -> list[str] | None: ...
 
 
 class VaultAccess(Protocol):
@@ -332,6 +354,8 @@ class _Run:
         if call.name not in self.names:
             problem = f"Unknown tool '{call.name}'. Valid tools: {', '.join(self.names)}."
         added = {}
+        if arguments is not None and call.name in _VAULT_TOOLS:
+            arguments = {k: v for k, v in arguments.items() if k not in _CHOSEN}
         if problem is None and arguments is not None:
             added = self.versions.precondition(call.name, arguments)
         event = ToolCall(call.id, call.name, arguments, call.arguments, self.step, added)
@@ -383,6 +407,11 @@ class _Run:
             override = controls.take_override(call.id) if controls else None
             if override is not None:
                 return override, "override"
+            chosen = (
+                controls.approved_files(call.id) if isinstance(controls, FileApprovals) else None
+            )
+            if chosen is not None and call.name in _VAULT_TOOLS:
+                arguments = {**arguments, "approvedFiles": list(chosen)}
         if controls:
             controls.started(call.id)
         self.emit(Status(f"Running {call.name}", self.step))

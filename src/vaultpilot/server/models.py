@@ -29,11 +29,16 @@ __all__ = [
     "ACS_TOOLS",
     "AGENT_TOOLS",
     "ARGUMENT_MODELS",
+    "JOURNAL_COMMANDS",
     "UI_COMMANDS",
     "WS_ONLY",
     "ApproveToolCallArgs",
     "ApproveToolCallResult",
     "AuthenticateArgs",
+    "ChangeFile",
+    "ChangeHistoryArgs",
+    "ChangeHistoryResult",
+    "ChangeSetInfo",
     "CommandName",
     "ConversationInfo",
     "CreateNoteArgs",
@@ -49,6 +54,8 @@ __all__ = [
     "ResumeAgentArgs",
     "ResumeAgentResult",
     "ShellResult",
+    "ShowChangeSetArgs",
+    "ShowChangeSetResult",
     "StartAgentArgs",
     "StartAgentResult",
     "SubscribeArgs",
@@ -56,6 +63,8 @@ __all__ = [
     "ToolCommand",
     "ToolOverrideArgs",
     "ToolOverrideResult",
+    "UndoChangeSetArgs",
+    "UndoChangeSetResult",
     "UpdateNoteArgs",
     "UpdateNoteResult",
     "VaultContext",
@@ -65,6 +74,7 @@ __all__ = [
 ACS_TOOLS = ("GetVaultContext", "ExecuteShell", "CreateNote", "UpdateNote", "ReportStatus")
 AGENT_TOOLS = tuple(tool.name for tool in TOOLS)
 UI_COMMANDS = ("StartAgent", "InterruptAgent", "ResumeAgent", "ToolOverride", "ApproveToolCall")
+JOURNAL_COMMANDS = ("ChangeHistory", "ShowChangeSet", "UndoChangeSet")
 WS_ONLY = ("Authenticate", "Subscribe")
 
 # The wire's list of command names (a Literal, for the OpenAPI schema); tests/server checks that
@@ -83,6 +93,9 @@ CommandName = Literal[
     "ResumeAgent",
     "ToolOverride",
     "ApproveToolCall",
+    "ChangeHistory",
+    "ShowChangeSet",
+    "UndoChangeSet",
     "Authenticate",
     "Subscribe",
 ]
@@ -247,9 +260,51 @@ class ApproveToolCallArgs(_Args):
     files: list[Annotated[str, Field(min_length=1, max_length=1024)]] | None = Field(
         None,
         max_length=1000,
-        description="Approve only these files of a multi-file change. The built-in agent "
-        "applies a change whole, so this must list every file of it (or be left out); "
-        "approving part of one is refused with the list of its files.",
+        description="Approve only these files of a multi-file change (the 'path' of its "
+        "diffs): a bulk operation changes only these notes, a move rewrites links only in "
+        "these notes (the moved notes themselves must be listed). An empty list refuses the "
+        "call; a file outside the change, or part of a change applied whole (a single-note "
+        "write, a delete), is refused with the list of its files.",
+    )
+
+
+class ChangeHistoryArgs(_Args):
+    """A vault's change sets (every change made through vaultpilot), the latest first."""
+
+    vault_id: VaultIdArg = None
+    limit: int = Field(20, ge=1, le=200, description="How many change sets (1-200).")
+
+
+class ShowChangeSetArgs(_Args):
+    """One change set with the unified diff of each of its file changes."""
+
+    vault_id: VaultIdArg = None
+    id: str = Field(
+        validation_alias=_names("id", "changeSetId"),
+        min_length=1,
+        max_length=64,
+        description="The change set's id (a unique prefix works); an agent run's is its runId.",
+    )
+
+
+class UndoChangeSetArgs(_Args):
+    """Restore every file of a change set to its state before it, as a new change set (which
+    can be undone too). Files changed since make it refuse and write nothing, unless
+    ``skipChanged``."""
+
+    vault_id: VaultIdArg = None
+    id: str | None = Field(
+        None,
+        validation_alias=_names("id", "changeSetId"),
+        min_length=1,
+        max_length=64,
+        description="The change set to undo (an agent run's is its runId); or give last=true.",
+    )
+    last: bool = Field(False, description="Undo the vault's latest change set.")
+    skip_changed: bool = Field(
+        False,
+        validation_alias=_names("skipChanged", "skip_changed"),
+        description="Leave files changed since the set as they are and undo the rest.",
     )
 
 
@@ -286,6 +341,9 @@ ARGUMENT_MODELS: dict[str, type[BaseModel]] = {
     "ResumeAgent": ResumeAgentArgs,
     "ToolOverride": ToolOverrideArgs,
     "ApproveToolCall": ApproveToolCallArgs,
+    "ChangeHistory": ChangeHistoryArgs,
+    "ShowChangeSet": ShowChangeSetArgs,
+    "UndoChangeSet": UndoChangeSetArgs,
     "Subscribe": SubscribeArgs,
     "Authenticate": AuthenticateArgs,
 }
@@ -397,3 +455,45 @@ class LoginLink(BaseModel):
     url: str = Field(description="The link to open in a browser (works once).")
     path: str = Field(description="The same link without the scheme and host.")
     expiresIn: float = Field(description="Seconds the link stays valid.")
+
+
+# The journal commands' results (server.history builds them as plain JSON; these describe them).
+
+
+class ChangeFile(BaseModel):
+    kind: Literal["create", "update", "delete", "move", "mkdir"]
+    operation: str
+    from_: str | None = Field(alias="from")
+    to: str | None = Field(description="A delete's place in the trash.")
+
+
+class ChangeSetInfo(BaseModel):
+    id: str
+    when: str = Field(description="ISO 8601, the server's local time.")
+    source: str = Field(description="cli, server, mcp or agent.")
+    runId: str | None
+    summary: str
+    undoOf: str | None
+    files: list[ChangeFile]
+
+
+class ChangeHistoryResult(BaseModel):
+    changeSets: list[ChangeSetInfo]
+
+
+class FileDiffInfo(BaseModel):
+    path: str
+    from_: str | None = Field(alias="from")
+    to: str | None
+    diff: str
+
+
+class ShowChangeSetResult(ChangeSetInfo):
+    diffs: list[FileDiffInfo]
+
+
+class UndoChangeSetResult(BaseModel):
+    undone: str
+    changeSetId: str | None = Field(description="The undo's own change set; null: none restored.")
+    restored: list[str]
+    skipped: list[str] = Field(description="Files changed since, left as they are.")

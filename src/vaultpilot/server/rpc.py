@@ -28,12 +28,14 @@ from pydantic import BaseModel, ValidationError
 from vaultpilot.errors import InvalidArgumentError, NotFoundError, RequestError, VaultpilotError
 from vaultpilot.server.context import StatusRecord, build_vault_context
 from vaultpilot.server.envelope import error_reply, failure, internal_failure, success
+from vaultpilot.server.history import change_history, show_change_set, undo_changes
 from vaultpilot.server.limits import text_problem
 from vaultpilot.server.models import (
     AGENT_TOOLS,
     ARGUMENT_MODELS,
     WS_ONLY,
     ApproveToolCallArgs,
+    ChangeHistoryArgs,
     CreateNoteArgs,
     ExecuteShellArgs,
     GetVaultContextArgs,
@@ -41,10 +43,12 @@ from vaultpilot.server.models import (
     NoteChanges,
     ReportStatusArgs,
     ResumeAgentArgs,
+    ShowChangeSetArgs,
     StartAgentArgs,
     SubscribeArgs,
     ToolCommand,
     ToolOverrideArgs,
+    UndoChangeSetArgs,
     UpdateNoteArgs,
 )
 from vaultpilot.server.shell import plan_command, run_plan
@@ -282,6 +286,31 @@ async def _approve(
     return {"callId": call_id, "approved": args.approved}
 
 
+async def _change_history(
+    state: ServerState, args: ChangeHistoryArgs, _sub: Subscriber | None
+) -> dict[str, Any]:
+    vault = state.vaults.get(args.vault_id)
+    return await vault.run(lambda ctx: change_history(ctx, limit=args.limit))
+
+
+async def _show_change_set(
+    state: ServerState, args: ShowChangeSetArgs, _sub: Subscriber | None
+) -> dict[str, Any]:
+    vault = state.vaults.get(args.vault_id)
+    return await vault.run(lambda ctx: show_change_set(ctx, args.id))
+
+
+async def _undo_change_set(
+    state: ServerState, args: UndoChangeSetArgs, _sub: Subscriber | None
+) -> dict[str, Any]:
+    vault = state.vaults.get(args.vault_id)
+    result = await vault.run(
+        lambda ctx: undo_changes(ctx, args.id, last=args.last, skip_changed=args.skip_changed)
+    )
+    vault.changed()
+    return result
+
+
 async def _subscribe(
     state: ServerState, args: SubscribeArgs, sub: Subscriber | None
 ) -> dict[str, Any]:
@@ -310,6 +339,9 @@ COMMANDS: dict[str, Handler] = {
     "ResumeAgent": _resume_agent,
     "ToolOverride": _tool_override,
     "ApproveToolCall": _approve,
+    "ChangeHistory": _change_history,
+    "ShowChangeSet": _show_change_set,
+    "UndoChangeSet": _undo_change_set,
     "Subscribe": _subscribe,
     "Authenticate": _authenticate,
 }

@@ -33,6 +33,12 @@ waiting for approval (for ApproveToolCall), the notes the run named (``activeFil
 client that started it: a run started over plain HTTP (a non-interactive client) has its steps
 approved only from a WebSocket client, never over HTTP; a run started from a socket may be
 approved from that socket too (see ``approvals`` for why).
+
+An approval of a multi-file change (``ApproveToolCall`` with ``files``) may name a subset of the
+files the approval event listed (its diffs' paths): the run's controls hand the subset to the loop
+(``loop.FileApprovals``) and the tool changes only those files; ticking none is a refusal. A file
+not in the change, or a subset of an operation applied whole (its facts say not ``per_file``), is
+refused with the list of the change's files, and the call keeps waiting.
 """
 
 from __future__ import annotations
@@ -71,6 +77,7 @@ from vaultpilot.server.shell import scrubbed_env
 from vaultpilot.server.vaults import VaultHandle
 from vaultpilot.server.ws import Hub, Subscriber
 from vaultpilot.tools import TOOLS
+from vaultpilot.tools.operations import Operation
 
 __all__ = ["FINAL_STATUSES", "SERVER_URL_ENV", "RunRecord", "Runs"]
 
@@ -94,6 +101,26 @@ def changed_files(name: str, arguments: dict[str, Any] | None) -> list[str]:
     return tool.files(arguments) if tool is not None and op is not None and op.writes else []
 
 
+class FileControls(RunControls):
+    """RunControls that can also approve part of a multi-file change (``loop.FileApprovals``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._files: dict[str, list[str]] = {}
+
+    def approve_files(self, call_id: str, files: list[str]) -> None:
+        self._files[call_id] = list(files)
+        self.approve(call_id)
+
+    def approved_files(self, call_id: str) -> list[str] | None:
+        return self._files.pop(call_id, None)
+
+
+def _operation(name: str, arguments: dict[str, Any] | None) -> Operation | None:
+    tool = _VAULT_TOOLS.get(name)
+    return tool.operation(arguments) if tool is not None else None
+
+
 @dataclass(slots=True)
 class RunRecord:
     run_id: str
@@ -111,6 +138,7 @@ class RunRecord:
     conversation_id: str | None = None
     gate: StepGate | None = None
     approval_files: dict[str, list[str]] = field(default_factory=dict)  # call id -> paths
+    per_file: set[str] = field(default_factory=set)  # calls a subset of files may be approved of
 
     def note_files(self, paths: list[str]) -> None:
         self.files.extend(p for p in dict.fromkeys(paths) if p and p not in self.files)
@@ -229,7 +257,7 @@ class Runs:
             vault.vault_id,
             goal,
             "builtin",
-            controls=RunControls(),
+            controls=FileControls(),
             started_by=started_by,
             conversation_id=conv,
             gate=StepGate(),
@@ -303,10 +331,17 @@ class Runs:
                 record.note_files(named_files(event.name, event.arguments))
             case "approval_required":
                 record.awaiting.add(event.call_id)
-                record.approval_files[event.call_id] = changed_files(event.name, event.arguments)
+                shown = [str(d.get("path")) for d in event.diffs if d.get("path")]
+                record.approval_files[event.call_id] = list(dict.fromkeys(shown)) or changed_files(
+                    event.name, event.arguments
+                )
+                op = _operation(event.name, event.arguments)
+                if op is not None and op.per_file and shown:
+                    record.per_file.add(event.call_id)
             case "approval_resolved":
                 record.awaiting.discard(event.call_id)
                 record.approval_files.pop(event.call_id, None)
+                record.per_file.discard(event.call_id)
             case "tool_result":
                 record.pending.pop(event.call_id, None)
                 record.awaiting.discard(event.call_id)
@@ -483,11 +518,14 @@ class Runs:
     ) -> bool:
         """Answer a built-in run's approval; False when no run waits on ``call_id``.
         RequestError when ``by`` may not approve a step of a run started over HTTP;
-        InvalidArgumentError when ``files`` approves only part of a change."""
+        InvalidArgumentError when ``files`` names a file outside the change, or approves part
+        of a change applied whole (nothing is answered then)."""
         for record in self.active():
             if call_id in record.awaiting and record.controls is not None:
+                subset = None
                 if approved and files is not None:
-                    _check_whole(call_id, files, record.approval_files.get(call_id, []))
+                    change = record.approval_files.get(call_id, [])
+                    subset = _check_subset(call_id, files, change, call_id in record.per_file)
                 if approved and record.started_by is None:
                     problem = approver_problem(
                         asked_by=None,
@@ -496,7 +534,11 @@ class Runs:
                     )
                     if problem is not None:
                         raise RequestError(problem)
-                if approved:
+                if approved and subset == []:
+                    record.controls.deny(call_id, reason or "no file of the change was approved")
+                elif approved and subset is not None and isinstance(record.controls, FileControls):
+                    record.controls.approve_files(call_id, subset)
+                elif approved:
                     record.controls.approve(call_id)
                 else:
                     record.controls.deny(call_id, reason)
@@ -527,19 +569,24 @@ class Runs:
             await asyncio.wait(tasks, timeout=5)
 
 
-def _check_whole(call_id: str, files: list[str], change: list[str]) -> None:
-    """Refuse an approval of part of a change: the agent applies a change whole."""
+def _check_subset(
+    call_id: str, files: list[str], change: list[str], per_file: bool
+) -> list[str] | None:
+    """The approved subset of ``change`` (None: all of it); InvalidArgumentError for a file
+    outside the change, or a subset of a change applied whole."""
     unknown = [f for f in files if f not in change]
     if unknown:
         raise InvalidArgumentError(
             f"Call '{call_id}' does not change {', '.join(unknown)}; it changes "
             f"{', '.join(change) or 'no named file'}. List only files of the change in 'files'."
         )
-    left = [f for f in change if f not in files]
-    if left:
+    chosen = [f for f in change if f in files]
+    if len(chosen) == len(change):
+        return None
+    if not per_file and chosen:
         raise InvalidArgumentError(
-            f"Approving only some files of a change is not supported yet: call '{call_id}' "
-            f"changes {', '.join(change)} as one operation, applied whole. Approve it with every "
-            f"file ticked (or without 'files'), or reject it and ask the agent to change only "
-            f"{', '.join(files)}."
+            f"Call '{call_id}' changes {', '.join(change)} as one operation, applied whole. "
+            f"Approve it with every file ticked (or without 'files'), or reject it and ask the "
+            f"agent to change only {', '.join(files)}."
         )
+    return chosen

@@ -1,0 +1,101 @@
+"""REST routes of the change journal, beside ``/rpc`` and the per-command routes:
+
+* ``GET /history?vaultId=&limit=``: ``ChangeHistory``;
+* ``GET /history/{id}?vaultId=``: ``ShowChangeSet`` (the unified diffs of one change set);
+* ``POST /history/{id}/undo`` with an optional body ``{vaultId, skipChanged}``: ``UndoChangeSet``.
+
+Each answers with the same envelope and HTTP status as the command's other routes (it runs
+through ``rpc.execute``), behind the same security middleware (key, session cookie, Host and
+Origin checks). ``add_history_routes(app, state)`` adds them to the application.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from vaultpilot.errors import VaultpilotError
+from vaultpilot.server import models as m
+from vaultpilot.server.envelope import (
+    Envelope,
+    error_reply,
+    internal_failure,
+    retry_headers,
+    success,
+)
+from vaultpilot.server.rpc import execute
+from vaultpilot.server.state import ServerState
+
+__all__ = ["UndoBody", "add_history_routes"]
+
+log = logging.getLogger(__name__)
+
+
+class UndoBody(BaseModel):
+    """Options of ``POST /history/{id}/undo`` (the body may be left out)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    vaultId: str | None = Field(None, max_length=64)
+    skipChanged: bool = False
+
+
+async def _run(state: ServerState, name: str, arguments: dict[str, Any]) -> JSONResponse:
+    try:
+        result = await execute(state, name, arguments, None)
+    except VaultpilotError as err:
+        envelope, status = error_reply(None, name, err)
+        headers = retry_headers(envelope["error"]["code"])
+        return JSONResponse(envelope, status_code=status, headers=headers)
+    except Exception as exc:  # a bug: logged with its traceback, answered without it
+        log.exception("command %s failed", name)
+        return JSONResponse(internal_failure(None, name, exc), status_code=500)
+    return JSONResponse(success(None, name, result))
+
+
+def _vault(vault_id: str | None) -> dict[str, Any]:
+    return {"vaultId": vault_id} if vault_id is not None else {}
+
+
+def add_history_routes(app: FastAPI, state: ServerState) -> None:
+    """Add the journal's REST routes (see the module) to ``app``."""
+    refused: dict[int | str, dict[str, Any]] = {
+        s: {"model": Envelope[None], "description": "The command failed; see error.code."}
+        for s in (400, 401, 403, 404, 409, 500, 503)
+    }
+
+    @app.get(
+        "/history",
+        response_model=Envelope[m.ChangeHistoryResult],
+        responses=refused,
+        operation_id="changeHistory",
+    )
+    async def history(vaultId: str | None = None, limit: int = 20) -> JSONResponse:
+        """A vault's change sets, the latest first (ChangeHistory)."""
+        return await _run(state, "ChangeHistory", {**_vault(vaultId), "limit": limit})
+
+    @app.get(
+        "/history/{set_id}",
+        response_model=Envelope[m.ShowChangeSetResult],
+        responses=refused,
+        operation_id="showChangeSet",
+    )
+    async def show(set_id: str, vaultId: str | None = None) -> JSONResponse:
+        """One change set with the unified diff of each file change (ShowChangeSet)."""
+        return await _run(state, "ShowChangeSet", {**_vault(vaultId), "id": set_id})
+
+    @app.post(
+        "/history/{set_id}/undo",
+        response_model=Envelope[m.UndoChangeSetResult],
+        responses=refused,
+        operation_id="undoChangeSet",
+    )
+    async def undo(set_id: str, body: UndoBody | None = None) -> JSONResponse:
+        """Undo one change set as a new change set (UndoChangeSet)."""
+        options = body or UndoBody()
+        arguments = {**_vault(options.vaultId), "id": set_id, "skipChanged": options.skipChanged}
+        return await _run(state, "UndoChangeSet", arguments)
