@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -38,7 +39,9 @@ def env(tmp_path: Path) -> Iterator[dict[str, str]]:
     }
 
 
-def _ask(env: dict[str, str], server: ScriptedModelServer, vault: Path, text: str, stdin: str = ""):  # type: ignore[no-untyped-def]
+def _ask(
+    env: dict[str, str], server: ScriptedModelServer, vault: Path, text: str, stdin: str = ""
+) -> Any:
     return runner.invoke(
         app,
         ["ask", text, "--vault", str(vault)],

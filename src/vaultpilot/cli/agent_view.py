@@ -110,7 +110,8 @@ class TerminalView:
         self.started = time.monotonic()
         self.run_id = ""
         self._stream_kind = ""
-        self._chars = 0
+        self._chars = 0  # characters streamed since the last usage report
+        self._base_tokens = 0  # the run's tokens at the last usage report
         self._writer: WordWrapper | None = None
 
     # ----- output helpers
@@ -164,8 +165,6 @@ class TerminalView:
         self._writer.feed(text)
         self._chars += len(text)
         self.spinner.tokens = max(self.spinner.tokens, self._base_tokens + self._chars // 4)
-
-    _base_tokens = 0
 
     def _line(self, text: Text) -> None:
         self._end_stream()
