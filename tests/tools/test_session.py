@@ -20,7 +20,8 @@ WAIT = 10.0
 
 @pytest.fixture
 def runtime(example_vault: Path, data_dir: Path) -> Iterator[VaultRuntime]:
-    rt = VaultRuntime(example_vault, data_dir / "vaults" / "v" / "index.db", source="server")
+    db = data_dir / "vaults" / "v" / "index.db"
+    rt = VaultRuntime(example_vault, db, source="server", slots=4)
     rt.open()
     assert rt.live_info()["state"] == "live"
     yield rt
@@ -46,6 +47,7 @@ def test_reads_run_in_parallel_on_their_own_read_only_connections(runtime: Vault
 
 
 def test_writes_run_one_at_a_time_and_reads_go_on_beside_them(runtime: VaultRuntime) -> None:
+    # Four slots, five calls: the writes waiting for the turn give their slots up.
     inside, most = 0, 0
     guard = threading.Lock()
     holding = threading.Event()
@@ -62,8 +64,8 @@ def test_writes_run_one_at_a_time_and_reads_go_on_beside_them(runtime: VaultRunt
         with guard:
             inside -= 1
 
-    with ThreadPoolExecutor(3) as pool:
-        writes = [pool.submit(runtime.call, write) for _ in range(3)]
+    with ThreadPoolExecutor(4) as pool:
+        writes = [pool.submit(runtime.call, write) for _ in range(4)]
         assert holding.wait(WAIT)
         # A read does not wait for the write in progress.
         started = time.monotonic()

@@ -34,6 +34,7 @@ import asyncio
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -57,6 +58,7 @@ T = TypeVar("T")
 # vector snapshot for up to this long instead of refreshing it for every query
 # (bench/bench_background.py; figures in docs/benchmarks.md).
 _RELOAD_INTERVAL = 2.0
+_WORKERS = 8
 
 
 class VaultHandle:
@@ -78,6 +80,9 @@ class VaultHandle:
         self.runtime = VaultRuntime(
             root, db_path, source="server", semantic=semantic, lock_wait=lock_wait, watch=watch
         )
+        # Its own worker threads, so writes waiting for the write turn never leave reads without
+        # one (the runtime bounds how many calls run at once).
+        self._pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix=f"vault-{vault_id}")
         # A read-only connection of its own for coverage counts (~20 ms at 50k chunks), so
         # status requests never wait for tool calls.
         self._status_lock = threading.Lock()
@@ -110,11 +115,13 @@ class VaultHandle:
 
     async def run(self, fn: Callable[[ToolContext], T]) -> T:
         """Run ``fn(ctx)`` in a worker thread (see ``call``)."""
-        return await asyncio.to_thread(self.runtime.call, fn)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, self.runtime.call, fn)
 
     async def run_tool(self, name: str, arguments: Mapping[str, Any] | None) -> ToolOutcome:
         """Run one vault tool in a worker thread; its facts say whether it takes the write turn."""
-        return await asyncio.to_thread(self.runtime.call_tool, name, arguments)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, self.runtime.call_tool, name, arguments)
 
     def open_run_context(self) -> ToolContext:
         """A private context for one agent run; the caller closes ``ctx.conn``."""
@@ -147,6 +154,7 @@ class VaultHandle:
 
     def close(self) -> None:
         self.runtime.close()
+        self._pool.shutdown(wait=False, cancel_futures=True)
         with self._status_lock:
             if self._status_conn is not None:
                 self._status_conn.close()

@@ -22,6 +22,10 @@ the call's own:
   and keeps it until the call ends, so writes run one at a time; ``writing()`` then takes the
   vault's cross-process write lock as before; ``fresh(force=True)`` always syncs.
 
+At most ``slots`` calls (default: one per CPU) run at once: more threads than CPUs only queue on
+the GIL and delay the server's event loop. A write waiting for the turn gives its slot up, so
+reads never wait behind a queue of writes.
+
 ``call_tool(name, arguments)`` runs one vault tool by name and reads the tool's facts
 (``Tool.operation(arguments).writes``): a write operation takes the turn before it starts, a
 read never takes it. ``open_run_context()`` opens a context of its own for an agent run (the
@@ -37,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
@@ -82,6 +87,7 @@ class VaultRuntime:
         lock_wait: float = DEFAULT_WAIT,
         watch: bool = True,
         rescan_every: float = 600.0,
+        slots: int | None = None,
     ) -> None:
         self.root = root.resolve()
         self.db_path = db_path
@@ -95,6 +101,9 @@ class VaultRuntime:
         self._index_lock = threading.Lock()  # the writer's connection, one sync at a time
         self._open_lock = threading.Lock()
         self._turn = threading.RLock()  # writes one at a time (re-entrant: nested writing())
+        # Calls running at once (default: one per CPU). More threads than CPUs only queue on the
+        # GIL and delay the server's event loop; a write waiting for the turn gives its slot up.
+        self._slots = threading.BoundedSemaphore(slots or os.cpu_count() or 2)
         self._readers = ReaderPool(db_path)
         self._live: LiveIndex | None = None
         self._closed = False
@@ -204,8 +213,11 @@ class VaultRuntime:
         if write:
             upkeep.claim()
         try:
-            return fn(replace(base, conn=self._readers.connection(), upkeep=upkeep))
+            with self._slots:
+                upkeep.slotted = True
+                return fn(replace(base, conn=self._readers.connection(), upkeep=upkeep))
         finally:
+            upkeep.slotted = False
             upkeep.end()
 
     def call_tool(self, name: str, arguments: Mapping[str, Any] | None) -> ToolOutcome:
@@ -226,16 +238,26 @@ class VaultRuntime:
 class _CallUpkeep:
     """The upkeep of one lent context: reads skip while live, a write holds the turn."""
 
-    __slots__ = ("_held", "_rt")
+    __slots__ = ("_held", "_rt", "slotted")
 
     def __init__(self, runtime: VaultRuntime) -> None:
         self._rt = runtime
         self._held = False
+        self.slotted = False  # the call holds one of the runtime's slots
 
     def claim(self) -> None:
-        if not self._held:
-            self._rt._turn.acquire()
-            self._held = True
+        if self._held:
+            return
+        if not self._rt._turn.acquire(blocking=False):
+            if self.slotted:  # wait for the write in progress without holding a slot
+                self._rt._slots.release()
+                try:
+                    self._rt._turn.acquire()
+                finally:
+                    self._rt._slots.acquire()
+            else:
+                self._rt._turn.acquire()
+        self._held = True
 
     def end(self) -> None:
         if self._held:
