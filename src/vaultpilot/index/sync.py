@@ -65,7 +65,8 @@ class SyncPlan:
     """What a sync would do: computed from a scan and the index, without writing."""
 
     on_disk: dict[str, FileStat]
-    indexed: dict[str, tuple[str, int, int, int]]  # path -> (path, id, mtime_ns, size)
+    # path -> (path, id, mtime_ns, size); left empty when nothing is stale
+    indexed: dict[str, tuple[str, int, int, int]]
     added: list[str]
     changed: list[str]
     deleted: list[str]
@@ -104,10 +105,10 @@ def _indexed(conn: sqlite3.Connection) -> list[IndexedRow]:
 def _diff_vault(on_disk: dict[str, FileStat], rows: list[IndexedRow]) -> SyncPlan:
     """The plan that turns the indexed ``rows`` into the scanned vault ``on_disk``."""
     # (This runs on every sync, so it stays lean: set operations and C-level comparisons; the
-    # common case, nothing changed, is one dict comparison.)
+    # common case, nothing changed, is one dict comparison, and builds nothing else.)
+    if len(rows) == len(on_disk) and on_disk == {r[0]: (r[2], r[3]) for r in rows}:
+        return SyncPlan(on_disk, {}, [], [], [])
     indexed = {row[0]: row for row in rows}
-    if len(indexed) == len(on_disk) and on_disk == {r[0]: (r[2], r[3]) for r in rows}:
-        return SyncPlan(on_disk, indexed, [], [], [])
     added = sorted(on_disk.keys() - indexed.keys())
     deleted = sorted(indexed.keys() - on_disk.keys())
     changed = sorted(
