@@ -10,7 +10,8 @@ with the watcher off (``Vaults(watch=False)``), so every read tool call syncs fi
 the live index. Both run with ``--no-embed`` (keyword ranking; no vectors), in their own process;
 this process is the client (TCP_NODELAY, keep-alive), on 127.0.0.1 only.
 
-1. **Latency**: ``--requests`` sequential ``POST /rpc`` calls per tool call after a warm-up:
+1. **Latency**: ``--requests`` (watcher off: ``--scan-requests``) sequential ``POST /rpc``
+   calls per tool call after a warm-up:
    read_note, search_by_metadata, semantic_search, note_with_backlinks, over varied notes and
    queries. p50 / p99 in ms.
 2. **Load**: ``--clients`` concurrent clients (one keep-alive connection each) for ``--seconds``:
@@ -288,7 +289,8 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
             try:
                 url = f"http://127.0.0.1:{port}"
                 key = (data / "server.key").read_text().strip()
-                lat = {name: latency(url, key, f, args.requests) for name, f in make.items()}
+                n_req = args.requests if mode == "live" else args.scan_requests
+                lat = {name: latency(url, key, f, n_req) for name, f in make.items()}
                 reads = list(make.values())
                 loaded = asyncio.run(
                     load(port, key, reads, args.clients, args.seconds, args.write_every)
@@ -336,6 +338,7 @@ def main() -> None:
     ap.add_argument("--modes", nargs="+", default=["live", "scan"], choices=sorted(RUNNERS))
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--requests", type=int, default=300)
+    ap.add_argument("--scan-requests", type=int, default=100, help="per call, watcher off")
     ap.add_argument("--clients", type=int, default=50)
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--saves", type=int, default=20)

@@ -1,9 +1,11 @@
 """The vaults an MCP server serves: what it needs of each, and the stdio server's own sessions.
 
 * ``VaultSession`` is all the MCP server asks of a vault: its folder (``root``) and
-  ``run(fn)``, which runs ``fn(ctx)`` on a ``ToolContext`` of the vault in a worker thread. The
-  Agent Communication Server's ``VaultHandle`` has exactly this shape, so ``/mcp`` shares its
-  runtime: contexts, write turn and lock, watcher and background embedding.
+  ``run(fn)``, which runs ``fn(ctx)`` on a ``ToolContext`` of the vault in a worker thread, and
+  ``run_tool(name, arguments)``, one vault tool (a write, by the tool's facts, takes the vault's
+  write turn before it starts; reads run in parallel). The Agent Communication Server's
+  ``VaultHandle`` has exactly this shape, so ``/mcp`` shares its runtime: contexts, write turn
+  and lock, watcher and background embedding.
 * ``LocalVault`` is the session ``vaultpilot mcp`` opens for each ``--vault``: the vault's
   ``tools.session.VaultRuntime`` (the per-vault session object the server and chat use too).
   ``start()`` returns at once: a daemon thread indexes the vault and starts its file watcher,
@@ -44,6 +46,8 @@ class VaultSession(Protocol):
     root: Path
 
     async def run(self, fn: Callable[[ToolContext], T]) -> T: ...
+
+    async def run_tool(self, name: str, arguments: Mapping[str, Any] | None) -> ToolOutcome: ...
 
 
 class LocalVault:
