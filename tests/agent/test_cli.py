@@ -93,12 +93,12 @@ def test_ask_shows_each_step_and_asks_before_a_delete(
     out = result.output
     for expected in (
         "Read it first.",
-        "→ obsidian_get_context",
-        "✓ obsidian_get_context",
-        "Allow obsidian_vault_manager delete_note",
-        "✗ obsidian_vault_manager [denied]",
+        "● Read(test.md)",
+        "-The second line.",  # the approval shows what the delete removes
+        "3 No, and tell it why",
+        "⊘ Delete(test.md)  declined by you",
         "I kept test.md, as you asked.",
-        "3 step(s)",
+        "3 steps ·",
     ):
         assert expected in out, out
     assert (vault / "test.md").exists()
@@ -206,8 +206,8 @@ def test_ask_from_the_shell_runs_a_two_step_task(tmp_path: Path, vault: Path) ->
             timeout=60,
         )
         assert done.returncode == 0, done.stdout + done.stderr
-        assert "✓ obsidian_query_vault" in done.stdout
-        assert "✓ obsidian_vault_manager" in done.stdout
+        assert '● Search("second line")' in done.stdout
+        assert "● Append(test.md)" in done.stdout
         assert "I found test.md and added a line to it." in done.stdout
         assert (
             (vault / "test.md")
