@@ -50,7 +50,9 @@ def test_hello_names_the_model_and_the_commands(
     assert {"StartAgent", "InterruptAgent", "ResumeAgent", "ApproveToolCall"} <= set(
         with_model["commands"]
     )
-    assert {"ChangeHistory", "ShowChangeSet", "UndoChangeSet"} <= set(with_model["commands"])
+    assert {"ChangeHistory", "ShowChangeSet", "UndoChangeSet", "UndoRun"} <= set(
+        with_model["commands"]
+    )
     assert with_model["server_id"] != without["server_id"]
 
 
@@ -295,3 +297,17 @@ def test_conversations_are_listed_and_continued(
     ]
     unknown = asyncio.run(run("x", "nosuchconversation"))
     assert unknown["error"]["code"] == "not_found"
+
+
+def test_undo_run_undoes_the_runs_change_set(agent_server: Start, vault: Path) -> None:
+    before = {p: (vault / p).read_bytes() for p in (NOTE, "Home.md", "Inbox.md")}
+    server = agent_server([ScriptedTurn(tool_calls=[BULK]), ScriptedTurn(text="Tagged.")])
+    frames = _approve_with(server, "call_bulk", [NOTE, "Home.md", "Inbox.md"])
+    run_id = next(f["runId"] for f in frames if is_event("run_finished")(f))
+    assert (vault / NOTE).read_bytes() != before[NOTE]
+    undone = server.rpc("UndoRun", {"runId": run_id})
+    assert undone["success"], undone
+    assert undone["result"]["undone"] == run_id and len(undone["result"]["restored"]) == 3
+    assert {p: (vault / p).read_bytes() for p in before} == before
+    again = server.rpc("UndoRun", {"runId": "run-000000000000"})
+    assert again["error"]["code"] == "not_found", again

@@ -174,7 +174,13 @@ function applyEvent(run: Run, frame: EventFrame, now: number): Run {
       let changed = run.changed;
       const tool = run.items.find((it) => it.type === "tool" && it.callId === event.call_id);
       if (event.success && !READ_ONLY_TOOLS.has(event.name)) {
-        const paths = [...diffs.map((d) => d.path), ...(tool?.type === "tool" ? writtenPaths(tool.args) : [])];
+        // What the tool says it changed (a per-file approval may have left some out), else the
+        // paths its arguments name.
+        const affected = event.result?.["affectedPaths"];
+        const named = Array.isArray(affected)
+          ? affected.filter((p): p is string => typeof p === "string")
+          : tool?.type === "tool" ? writtenPaths(tool.args) : [];
+        const paths = [...diffs.map((d) => d.path), ...named];
         for (const p of paths) if (p && !changed.includes(p)) changed = [...changed, p];
       }
       const next = updateTool(run, event.call_id, (t) => ({

@@ -65,6 +65,7 @@ __all__ = [
     "ToolOverrideResult",
     "UndoChangeSetArgs",
     "UndoChangeSetResult",
+    "UndoRunArgs",
     "UpdateNoteArgs",
     "UpdateNoteResult",
     "VaultContext",
@@ -74,7 +75,7 @@ __all__ = [
 ACS_TOOLS = ("GetVaultContext", "ExecuteShell", "CreateNote", "UpdateNote", "ReportStatus")
 AGENT_TOOLS = tuple(tool.name for tool in TOOLS)
 UI_COMMANDS = ("StartAgent", "InterruptAgent", "ResumeAgent", "ToolOverride", "ApproveToolCall")
-JOURNAL_COMMANDS = ("ChangeHistory", "ShowChangeSet", "UndoChangeSet")
+JOURNAL_COMMANDS = ("ChangeHistory", "ShowChangeSet", "UndoChangeSet", "UndoRun")
 WS_ONLY = ("Authenticate", "Subscribe")
 
 # The wire's list of command names (a Literal, for the OpenAPI schema); tests/server checks that
@@ -96,6 +97,7 @@ CommandName = Literal[
     "ChangeHistory",
     "ShowChangeSet",
     "UndoChangeSet",
+    "UndoRun",
     "Authenticate",
     "Subscribe",
 ]
@@ -129,7 +131,10 @@ class ToolCommand(BaseModel):
     arguments: dict[str, Any] = Field(
         default_factory=dict, description="The command's arguments (see its schema)."
     )
-    timestamp: float = Field(description="When the command was sent (ms since the epoch).")
+    timestamp: float = Field(
+        description="When the command was sent: a number, milliseconds since the Unix epoch "
+        "(e.g. 1764115200000), not a date string."
+    )
 
 
 class GetVaultContextArgs(_Args):
@@ -308,6 +313,19 @@ class UndoChangeSetArgs(_Args):
     )
 
 
+class UndoRunArgs(_Args):
+    """Undo everything an agent run changed: its change set (named by the run id), as
+    ``UndoChangeSet``. The vault is the run's own when the server still knows the run."""
+
+    run_id: str = Field(validation_alias=_names("runId", "RunID"), min_length=1, max_length=64)
+    vault_id: VaultIdArg = None
+    skip_changed: bool = Field(
+        False,
+        validation_alias=_names("skipChanged", "skip_changed"),
+        description="Leave files changed since the run as they are and undo the rest.",
+    )
+
+
 class SubscribeArgs(_Args):
     role: Literal["ui", "agent"] = Field(
         "ui",
@@ -344,6 +362,7 @@ ARGUMENT_MODELS: dict[str, type[BaseModel]] = {
     "ChangeHistory": ChangeHistoryArgs,
     "ShowChangeSet": ShowChangeSetArgs,
     "UndoChangeSet": UndoChangeSetArgs,
+    "UndoRun": UndoRunArgs,
     "Subscribe": SubscribeArgs,
     "Authenticate": AuthenticateArgs,
 }

@@ -49,6 +49,7 @@ from vaultpilot.server.models import (
     ToolCommand,
     ToolOverrideArgs,
     UndoChangeSetArgs,
+    UndoRunArgs,
     UpdateNoteArgs,
 )
 from vaultpilot.server.shell import plan_command, run_plan
@@ -311,6 +312,17 @@ async def _undo_change_set(
     return result
 
 
+async def _undo_run(
+    state: ServerState, args: UndoRunArgs, _sub: Subscriber | None
+) -> dict[str, Any]:
+    vault = state.vaults.get(args.vault_id or state.runs.vault_of(args.run_id))
+    result = await vault.run(
+        lambda ctx: undo_changes(ctx, args.run_id, last=False, skip_changed=args.skip_changed)
+    )
+    vault.changed()
+    return result
+
+
 async def _subscribe(
     state: ServerState, args: SubscribeArgs, sub: Subscriber | None
 ) -> dict[str, Any]:
@@ -342,6 +354,7 @@ COMMANDS: dict[str, Handler] = {
     "ChangeHistory": _change_history,
     "ShowChangeSet": _show_change_set,
     "UndoChangeSet": _undo_change_set,
+    "UndoRun": _undo_run,
     "Subscribe": _subscribe,
     "Authenticate": _authenticate,
 }

@@ -209,6 +209,10 @@ class Runs:
     def latest(self, vault_id: str) -> RunRecord | None:
         return self._by_vault.get(vault_id)
 
+    def vault_of(self, run_id: str) -> str | None:
+        """The vault of a run this server still knows (the latest per vault), else None."""
+        return next((r.vault_id for r in self._by_vault.values() if r.run_id == run_id), None)
+
     def active(self) -> list[RunRecord]:
         return [r for r in self._by_vault.values() if r.active]
 

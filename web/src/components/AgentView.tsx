@@ -115,8 +115,12 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
         if (!r.success) notify(r.error?.message ?? "The approval was not taken.");
       });
     },
-    undo(runId) {
-      void connection.send("UndoRun", { runId }).then((r) => notify(r.success ? "The run's changes were undone." : r.error?.message ?? "Undo failed."));
+    async undo(runId) {
+      // An agent run is one change set, named by the run id; the server knows the run's vault.
+      const r = await connection.send("UndoRun", { runId });
+      const restored = isObject(r.result) && Array.isArray(r.result["restored"]) ? r.result["restored"].length : 0;
+      notify(r.success ? `The run's changes were undone (${restored} file${restored === 1 ? "" : "s"} restored).` : r.error?.message ?? "Undo failed.");
+      return r.success;
     },
   };
 

@@ -16,7 +16,8 @@ export const WINDOW = 120;
 
 export interface Actions {
   approve(callId: string, approved: boolean, opts: { reason?: string; files?: string[]; forRun?: string }): void;
-  undo(runId: string): void;
+  /** Undo the run's change set; resolves to whether it was undone. */
+  undo(runId: string): Promise<boolean>;
 }
 
 export function RunView(props: { run: Run; vault: string; actions: Actions; canUndo: boolean }) {
@@ -286,7 +287,7 @@ function Working({ run }: { run: Run }) {
 }
 
 function RunSummary({ run, vault, actions, canUndo }: { run: Run; vault: string; actions: Actions; canUndo: boolean }) {
-  const [undoing, setUndoing] = useState(false);
+  const [undo, setUndo] = useState<"idle" | "undoing" | "undone">("idle");
   const f = run.finish;
   if (f === null) return null;
   const elapsed = (run.finishedAt ?? run.startedAt) - run.startedAt;
@@ -297,11 +298,19 @@ function RunSummary({ run, vault, actions, canUndo }: { run: Run; vault: string;
         {/step/i.test(f.message) ? "" : ` · ${f.steps} step${f.steps === 1 ? "" : "s"}`} · {fmtTokens(run.totalTokens)} tokens
         {run.costUsd !== null && ` · ${fmtCost(run.costUsd)}`} · {fmtElapsed(elapsed)} · {run.changed.length} note
         {run.changed.length === 1 ? "" : "s"} changed
-        {(f.undo || canUndo) && run.changed.length > 0 && (
-          <button type="button" disabled={undoing} onClick={() => { setUndoing(true); actions.undo(run.runId); }}>
+        {(f.undo || canUndo) && run.changed.length > 0 && undo !== "undone" && (
+          <button
+            type="button"
+            disabled={undo === "undoing"}
+            onClick={() => {
+              setUndo("undoing");
+              void actions.undo(run.runId).then((ok) => setUndo(ok ? "undone" : "idle"));
+            }}
+          >
             Undo
           </button>
         )}
+        {undo === "undone" && <span class="undone" role="status"> · Undone</span>}
       </div>
       {run.changed.length > 0 && (
         <ul class="changed" aria-label="Notes changed">

@@ -1,0 +1,68 @@
+"""The agent view against the real server: a per-file approval (one note of a bulk change
+unticked, so only the others change) and the run summary's Undo, which undoes the run's change
+set and leaves the vault byte-for-byte as before. Screenshots go to test-artefacts/web/."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.web.real_server import real_server
+from vaultpilot.agent.testing import ScriptedCall, ScriptedTurn
+
+pytest.importorskip("playwright", reason="playwright is not installed (make test installs it)")
+from playwright.sync_api import expect
+
+Shot = Callable[[Any, str], Path]
+NOTE = "Reference/Concepts/Idempotency.md"
+BULK = ScriptedCall(
+    id="call_bulk",
+    name="obsidian_vault_manager",
+    arguments={
+        "operation": "bulk_tag",
+        "targets": [NOTE, "Home.md"],
+        "metadata": {"tags": ["reviewed"]},
+    },
+)
+
+
+def _hashes(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.relative_to(root).parts[0] not in (".trash", ".obsidian")
+    }
+
+
+def test_approve_some_files_then_undo_the_run(
+    page: Any, shot: Shot, example_vault: Path, data_dir: Path
+) -> None:
+    before = _hashes(example_vault)
+    home = (example_vault / "Home.md").read_bytes()
+    turns = [ScriptedTurn(tool_calls=[BULK]), ScriptedTurn(text="Tagged the concept note.")]
+    with real_server(example_vault, data_dir, turns) as server:
+        page.goto(server.login_link())
+        box = page.get_by_role("textbox", name="Message")
+        box.fill("Tag the idempotency note and Home as reviewed")
+        page.get_by_role("button", name="Send").click()
+        approval = page.get_by_label("Approval: obsidian_vault_manager.bulk_tag")
+        expect(approval.get_by_role("checkbox", name=NOTE)).to_be_checked()
+        expect(approval.locator(".diff")).to_have_count(2)
+        approval.get_by_role("checkbox", name="Home.md").uncheck()
+        shot(page, "undo-01-one-file-unticked")
+        approval.get_by_role("button", name="Approve").click()
+        summary = page.get_by_label("Run summary")
+        expect(summary).to_contain_text("1 note changed")
+        assert "reviewed" in (example_vault / NOTE).read_text(encoding="utf-8")
+        assert (example_vault / "Home.md").read_bytes() == home
+        shot(page, "undo-02-run-done")
+        summary.get_by_role("button", name="Undo").click()
+        expect(summary.get_by_role("status")).to_have_text(" · Undone")
+        expect(summary.get_by_role("button", name="Undo")).to_have_count(0)
+        shot(page, "undo-03-undone")
+    assert _hashes(example_vault) == before
+    assert page.page_errors == []
