@@ -61,7 +61,7 @@ def test_serve_prints_address_and_new_key_once_and_answers(
         assert f"http://127.0.0.1:{port}" in out and "vault notes:" in out
         key_file = data_dir / "server.key"
         key = key_file.read_text().strip()
-        assert f"New API key (shown once): {key}" in out and str(key_file) in out
+        assert f"New API key: {key}" in out and str(key_file) in out
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", trust_env=False, timeout=10) as c:
             deadline = time.monotonic() + 10
             while True:
@@ -83,7 +83,7 @@ def test_serve_prints_address_and_new_key_once_and_answers(
     again = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     try:
         out = read_until(again, "Press Ctrl+C")
-        assert "shown once" not in out and key not in out and str(key_file) in out
+        assert "New API key" not in out and key not in out and str(key_file) in out
     finally:
         again.terminate()
         again.wait(timeout=10)
@@ -114,11 +114,11 @@ def test_serve_reports_a_busy_port(example_vault: Path, data_dir: Path) -> None:
     assert result.exit_code == 2 and "Choose another port" in result.output
 
 
-def test_key_rotate_writes_a_new_key_shown_once(data_dir: Path) -> None:
+def test_key_rotate_writes_a_new_key_and_says_how_to_see_it_again(data_dir: Path) -> None:
     first = CliRunner().invoke(cli(), ["key", "rotate", "--data-dir", str(data_dir)])
     assert first.exit_code == 0
     key = (data_dir / "server.key").read_text().strip()
-    assert key in first.output and "shown once" in first.output
+    assert key in first.output and "vaultpilot key show" in first.output
     assert (data_dir / "server.key").stat().st_mode & 0o777 == 0o600
     second = CliRunner().invoke(cli(), ["key", "rotate", "--data-dir", str(data_dir)])
     assert (data_dir / "server.key").read_text().strip() != key and key not in second.output

@@ -291,5 +291,5 @@ def register(app: typer.Typer) -> None:
 
         path: Path = key_path(data_root(data_dir))
         key = rotate_key(path)
-        _say(f"New API key (shown once): {key}")
-        _say(f"  key file: {path} (mode 0600)")
+        _say(f"New API key: {key}")
+        _say(f"  key file: {path} (mode 0600; `vaultpilot key show` prints it again)")

@@ -66,7 +66,7 @@ def banner(b: Banner) -> list[str]:
         )
         lines += [f"    {line}" for line in b.model_help.splitlines()]
     if b.key is not None:
-        lines.append(f"{'New API key (shown once)' if b.key_created else 'API key'}: {b.key}")
+        lines.append(f"{'New API key' if b.key_created else 'API key'}: {b.key}")
     lines.append(
         f"  key file: {s.key_path} (mode 0600; `vaultpilot key show`, `vaultpilot key rotate`)"
     )
