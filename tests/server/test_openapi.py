@@ -3,6 +3,8 @@ requests from it against a real server, finds no server error (nor a reply that 
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -66,3 +68,8 @@ def test_the_document_needs_the_key_and_describes_the_shapes(
     assert {"/rpc", "/tools/GetVaultContext", "/tools/ExecuteShell", "/tools/CreateNote"} <= paths
     assert {"/tools/UpdateNote", "/tools/ReportStatus", "/tools/obsidian_query_vault"} <= paths
     assert {"/agent/StartAgent", "/agent/InterruptAgent", "/agent/ToolOverride"} <= paths
+    # Every schema says what it is, not what pydantic's base class is.
+    text = json.dumps(doc)
+    at = text.find("A base class for creating Pydantic models")
+    assert at < 0, text[max(at - 300, 0) : at]
+    assert "milliseconds" in schemas["ToolCommand"]["properties"]["timestamp"]["description"]

@@ -207,6 +207,7 @@ def _command_route(
     body_model: type[BaseModel],
     result_model: Any,
     summary: str,
+    description: str | None = None,
 ) -> None:
     async def endpoint(body: BaseModel) -> JSONResponse:
         try:
@@ -231,7 +232,8 @@ def _command_route(
         response_model=Envelope[result_model],
         responses=errors,
         summary=summary,
-        description=inspect.getdoc(body_model) or summary,
+        # The model's own docstring (not one inherited from pydantic's BaseModel).
+        description=description or inspect.cleandoc(body_model.__dict__.get("__doc__") or summary),
         operation_id=name,
     )(endpoint)
 
@@ -289,9 +291,11 @@ def _routes(app: FastAPI, state: ServerState) -> None:
             app, state, f"/tools/{name}", name, m.ARGUMENT_MODELS[name], _TOOL_RESULTS[name], name
         )
     for name in m.AGENT_TOOLS:
+        tool = get_tool(name)
         _command_route(
-            app, state, f"/tools/{name}", name, _tool_request_model(name), dict[str, Any], name
-        )
+            app, state, f"/tools/{name}", name, _tool_request_model(name), dict[str, Any],
+            tool.title, tool.description,
+        )  # fmt: skip
     for name in m.UI_COMMANDS:
         _command_route(
             app, state, f"/agent/{name}", name, m.ARGUMENT_MODELS[name], _AGENT_RESULTS[name], name
