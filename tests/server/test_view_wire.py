@@ -311,3 +311,17 @@ def test_undo_run_undoes_the_runs_change_set(agent_server: Start, vault: Path) -
     assert {p: (vault / p).read_bytes() for p in before} == before
     again = server.rpc("UndoRun", {"runId": "run-000000000000"})
     assert again["error"]["code"] == "not_found", again
+
+
+def test_approved_files_written_by_the_model_are_dropped(agent_server: Start, vault: Path) -> None:
+    sneaky = ScriptedCall(
+        id="call_bulk",
+        name="obsidian_vault_manager",
+        arguments={**BULK.arguments, "approvedFiles": [NOTE]},
+    )
+    server = agent_server([ScriptedTurn(tool_calls=[sneaky]), ScriptedTurn(text="Tagged.")])
+    frames = _approve_with(server, "call_bulk", [NOTE, "Home.md", "Inbox.md"])
+    call = next(f["event"] for f in frames if is_event("tool_call")(f))
+    assert "approvedFiles" not in call["arguments"]
+    result = next(f["event"] for f in frames if is_event("tool_result")(f))
+    assert result["result"]["affectedPaths"] == [NOTE, "Home.md", "Inbox.md"], result

@@ -111,8 +111,9 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
       if (opts.reason) args["reason"] = opts.reason;
       if (opts.files) args["files"] = opts.files;
       if (opts.forRun && active) setView((v) => (viewRef.current = allowForRun(v, active.runId, opts.forRun ?? "")));
-      void connection.send("ApproveToolCall", args).then((r) => {
+      return connection.send("ApproveToolCall", args).then((r) => {
         if (!r.success) notify(r.error?.message ?? "The approval was not taken.");
+        return r.success;
       });
     },
     async undo(runId) {

@@ -15,7 +15,8 @@ import type { FileDiff, JsonObject } from "../wire";
 export const WINDOW = 120;
 
 export interface Actions {
-  approve(callId: string, approved: boolean, opts: { reason?: string; files?: string[]; forRun?: string }): void;
+  /** Answer an approval; resolves to whether the server took the answer. */
+  approve(callId: string, approved: boolean, opts: { reason?: string; files?: string[]; forRun?: string }): Promise<boolean>;
   /** Undo the run's change set; resolves to whether it was undone. */
   undo(runId: string): Promise<boolean>;
 }
@@ -185,11 +186,16 @@ function ApprovalCard(props: { item: Extract<Item, { type: "approval" }>; vault:
   const decide = (approved: boolean) => {
     setSent(approved);
     const subset = approved && files.length > 1 && picked.length < files.length;
-    actions.approve(item.callId, approved && picked.length > 0, {
-      ...(reason && !approved ? { reason } : {}),
-      ...(subset ? { files: picked } : {}),
-      ...(approved && forRun ? { forRun: operation } : {}),
-    });
+    // A refused answer (e.g. part of a change that is applied whole) leaves the card open.
+    void actions
+      .approve(item.callId, approved && picked.length > 0, {
+        ...(reason && !approved ? { reason } : {}),
+        ...(subset ? { files: picked } : {}),
+        ...(approved && forRun ? { forRun: operation } : {}),
+      })
+      .then((taken) => {
+        if (!taken) setSent(null);
+      });
   };
   return (
     <li class={`approval ${decided ? (decided.approved ? "approved" : "rejected") : "pending"}`} aria-label={`Approval: ${operation}`}>
