@@ -22,9 +22,21 @@ model): what went wrong and what to do instead. They never carry a traceback.
     │   └── VaultBusyError          another vaultpilot process holds the vault's write lock
     └── InternalError           a bug in vaultpilot itself; logged with its traceback where it is
                                 caught, answered without one
+
+Foreign exceptions become ours at one boundary each. For the file system that is
+``map_os_errors`` (after httpx's ``map_exceptions``): inside ``with map_os_errors(path, "read")``
+an ``OSError`` becomes the error its caller maps its kind or errno to, else a ``StorageError``
+(an ``InvalidArgumentError`` for a name too long) whose message names the path, the reason and
+what to do. Only ``OSError`` is mapped: a bug (``TypeError``, ``KeyError`` ...) passes through
+unchanged and stays an ``InternalError`` where it is caught.
 """
 
 from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 __all__ = [
     "AlreadyExistsError",
@@ -33,6 +45,7 @@ __all__ = [
     "InternalError",
     "InvalidArgumentError",
     "NotFoundError",
+    "OSErrorMapping",
     "PathRefusedError",
     "RequestError",
     "SetupError",
@@ -41,6 +54,7 @@ __all__ = [
     "UnreadableNoteError",
     "VaultBusyError",
     "VaultpilotError",
+    "map_os_errors",
 ]
 
 
@@ -105,3 +119,60 @@ class VaultBusyError(ExternalError):
 
 class InternalError(VaultpilotError):
     """A bug in vaultpilot (not the caller's mistake, not the disk): the message says what to do."""
+
+
+# What to do about the common failures of the disk, by errno.
+_ADVICE = {
+    errno.EACCES: "Check that this user may read and write it and the folders above it.",
+    errno.EPERM: "Check that this user may read and write it and the folders above it.",
+    errno.ENOSPC: "The disk is full: free some space and retry.",
+    errno.EDQUOT: "The disk quota is used up: free some space and retry.",
+    errno.EROFS: "Its file system is mounted read-only: make it writable and retry.",
+    errno.EMFILE: "Too many files are open in this process: retry shortly.",
+    errno.ENFILE: "Too many files are open on this system: retry shortly.",
+    errno.EIO: "The disk reported an input/output error: check it, then retry.",
+    errno.ENAMETOOLONG: "Choose a shorter name.",
+}
+_CALLER_MISTAKE = {errno.ENAMETOOLONG}  # the name asked for, not the disk, is at fault
+
+OSErrorMapping = Mapping[type[OSError] | int, VaultpilotError | type[VaultpilotError]]
+
+
+@contextmanager
+def map_os_errors(
+    path: str | os.PathLike[str],
+    doing: str,
+    mapping: OSErrorMapping | None = None,
+    *,
+    advice: str | None = None,
+) -> Iterator[None]:
+    """Turn an ``OSError`` raised inside the block into one of ours (see the module doc).
+
+    ``mapping`` keys are errno values or ``OSError`` subclasses (an errno is matched first,
+    then the most specific class); a value is the error to raise, or an error class given the
+    standard message "Could not {doing} '{path}': {reason}. {advice}". ``advice`` replaces the
+    advice chosen by errno. Nothing else is caught.
+    """
+    try:
+        yield
+    except OSError as exc:
+        raise _mapped(exc, path, doing, mapping or {}, advice) from None
+
+
+def _mapped(
+    exc: OSError,
+    path: str | os.PathLike[str],
+    doing: str,
+    mapping: OSErrorMapping,
+    advice: str | None,
+) -> VaultpilotError:
+    chosen = mapping.get(exc.errno) if exc.errno is not None else None
+    if chosen is None:
+        chosen = next((mapping[c] for c in type(exc).__mro__ if c in mapping), None)
+    if isinstance(chosen, VaultpilotError):
+        return chosen
+    if chosen is None:
+        chosen = InvalidArgumentError if exc.errno in _CALLER_MISTAKE else StorageError
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    todo = advice or _ADVICE.get(exc.errno or 0, "Check the disk and retry.")
+    return chosen(f"Could not {doing} '{os.fspath(path)}': {reason}. {todo}")

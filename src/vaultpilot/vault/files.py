@@ -55,10 +55,12 @@ from vaultpilot.errors import (
     AlreadyExistsError,
     InvalidArgumentError,
     NotFoundError,
+    OSErrorMapping,
     PathRefusedError,
     StaleVersionError,
     StorageError,
     UnreadableNoteError,
+    map_os_errors,
 )
 
 __all__ = [
@@ -508,17 +510,16 @@ def read_note(root: Path, rel: str) -> NoteText:
     where = _locate(root, rel, write=False)
     if not where.name:
         raise InvalidArgumentError(f"'{rel}' is a folder, not a note.")
+    mapping: OSErrorMapping = {
+        FileNotFoundError: _not_found(rel),
+        IsADirectoryError: InvalidArgumentError(f"'{rel}' is a folder, not a note."),
+        errno.ELOOP: _refused_link(rel),  # the note became a symbolic link after it was checked
+    }
     try:
-        with _folder(where) as folder:
+        with map_os_errors(rel, "read", mapping), _folder(where) as folder:
             return _read_in(folder, where.name, rel)
-    except (FileNotFoundError, AlreadyExistsError):
+    except AlreadyExistsError:  # a folder on the way is a file
         raise _not_found(rel) from None
-    except IsADirectoryError:
-        raise InvalidArgumentError(f"'{rel}' is a folder, not a note.") from None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:  # the note became a symbolic link after it was checked
-            raise _refused_link(rel) from None
-        raise StorageError(f"Could not read '{rel}': {exc.strerror or exc}.") from None
 
 
 def _temp_name() -> str:
@@ -631,53 +632,48 @@ def replace_note(
     if not where.name:
         raise InvalidArgumentError("Give the note to write, e.g. 'Projects/Plan.md'.")
     data = encode_note(text, fmt)
-    try:
-        with _folder(where) as folder:
-            if base is None:
-                base = _read_in(folder, where.name, rel)
-            if expected_version is not None and base.version != expected_version:
-                raise _stale(rel, expected_version, base.version)
-            mode = stat.S_IMODE(folder.lstat(where.name).st_mode)
-            tmp, ours = _write_temp(folder, data, mode)
-            # Keep the replaced file reachable until it is known that nothing was saved into it
-            # after the check (a temp name, so a crash leaves nothing the next start keeps).
-            old = _temp_name()
-            try:
-                folder.link(where.name, folder, old)
-                fd = _swap_in(folder, tmp, where.name, old, base, rel)
-            except BaseException:
-                for leftover in (tmp, old):
-                    with contextlib.suppress(OSError):
-                        folder.unlink(leftover)
-                raise
-            try:
-                _wait_for_writers(fd)
-                late = content_version(_read_fd(fd)) != base.version
-                # An editor that opened the note before the rename saved into the old file
-                # after the check: put that very file back (a save still under way lands in
-                # it too), unless the note changed again since the rename.
-                if late and _same(folder.lstat(where.name), ours):
-                    folder.rename(old, folder, where.name)
-            finally:
-                os.close(fd)
+    missing = NotFoundError(
+        f"Note '{rel}' doesn't exist. Use operation='create_note' to create it."
+    )
+    mapping: OSErrorMapping = {FileNotFoundError: missing, errno.ELOOP: _refused_link(rel)}
+    with map_os_errors(rel, "write", mapping), _folder(where) as folder:
+        if base is None:
+            base = _read_in(folder, where.name, rel)
+        if expected_version is not None and base.version != expected_version:
+            raise _stale(rel, expected_version, base.version)
+        mode = stat.S_IMODE(folder.lstat(where.name).st_mode)
+        tmp, ours = _write_temp(folder, data, mode)
+        # Keep the replaced file reachable until it is known that nothing was saved into it
+        # after the check (a temp name, so a crash leaves nothing the next start keeps).
+        old = _temp_name()
+        try:
+            folder.link(where.name, folder, old)
+            fd = _swap_in(folder, tmp, where.name, old, base, rel)
+        except BaseException:
+            for leftover in (tmp, old):
                 with contextlib.suppress(OSError):
-                    folder.unlink(old)
-            if late:
-                raise StaleVersionError(
-                    f"'{rel}' was saved by another program while it was being written; its "
-                    "text was kept and this change was not applied. Read the note again and "
-                    "redo the change."
-                )
-            folder.fsync()
-            st = folder.lstat(where.name)
-    except FileNotFoundError:
-        raise NotFoundError(
-            f"Note '{rel}' doesn't exist. Use operation='create_note' to create it."
-        ) from None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise _refused_link(rel) from None
-        raise StorageError(f"Could not write '{rel}': {exc.strerror or exc}.") from None
+                    folder.unlink(leftover)
+            raise
+        try:
+            _wait_for_writers(fd)
+            late = content_version(_read_fd(fd)) != base.version
+            # An editor that opened the note before the rename saved into the old file
+            # after the check: put that very file back (a save still under way lands in
+            # it too), unless the note changed again since the rename.
+            if late and _same(folder.lstat(where.name), ours):
+                folder.rename(old, folder, where.name)
+        finally:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                folder.unlink(old)
+        if late:
+            raise StaleVersionError(
+                f"'{rel}' was saved by another program while it was being written; its "
+                "text was kept and this change was not applied. Read the note again and "
+                "redo the change."
+            )
+        folder.fsync()
+        st = folder.lstat(where.name)
     return NoteText(text, fmt, content_version(data), st.st_mtime_ns, st.st_size)
 
 
@@ -698,25 +694,24 @@ def create_note(
         raise InvalidArgumentError("Give the new note's path, e.g. 'Projects/Plan.md'.")
     parent_rel = canon.rsplit("/", 1)[0] if "/" in canon else ""
     data = encode_note(text, fmt or TextFormat())
-    try:
-        with _folder(where, create=create_folders) as folder:
-            tmp, _ = _write_temp(folder, data, None)
-            try:
-                folder.link(tmp, folder, where.name)  # fails instead of overwriting
-            except FileExistsError:
-                raise AlreadyExistsError(
-                    f"'{canon}' already exists. Use operation='update_note' or 'append_note' to "
-                    "change it, or choose another name."
-                ) from None
-            finally:
-                with contextlib.suppress(OSError):
-                    folder.unlink(tmp)
-            folder.fsync()
-            st = folder.lstat(where.name)
-    except FileNotFoundError:
-        raise _missing_folder(parent_rel, f"create note at '{canon}'") from None
-    except OSError as exc:
-        raise StorageError(f"Could not create '{canon}': {exc.strerror or exc}.") from None
+    missing = _missing_folder(parent_rel, f"create note at '{canon}'")
+    with (
+        map_os_errors(canon, "create", {FileNotFoundError: missing}),
+        _folder(where, create=create_folders) as folder,
+    ):
+        tmp, _ = _write_temp(folder, data, None)
+        try:
+            folder.link(tmp, folder, where.name)  # fails instead of overwriting
+        except FileExistsError:
+            raise AlreadyExistsError(
+                f"'{canon}' already exists. Use operation='update_note' or 'append_note' to "
+                "change it, or choose another name."
+            ) from None
+        finally:
+            with contextlib.suppress(OSError):
+                folder.unlink(tmp)
+        folder.fsync()
+        st = folder.lstat(where.name)
     return NoteText(text, fmt or TextFormat(), content_version(data), st.st_mtime_ns, st.st_size)
 
 
@@ -727,19 +722,18 @@ def create_folder(root: Path, rel: str, *, create_parents: bool = True) -> bool:
         raise InvalidArgumentError("Give the folder to create, e.g. 'Projects/2025'.")
     where = _locate(root, canon, write=True, new=True, follow=False)
     parent_rel = canon.rsplit("/", 1)[0] if "/" in canon else ""
-    try:
-        with _folder(where, create=create_parents) as folder:
-            try:
-                folder.mkdir(where.name)
-            except FileExistsError:
-                if stat.S_ISDIR(folder.lstat(where.name).st_mode):
-                    return False
-                raise AlreadyExistsError(f"'{canon}' is a file, not a folder.") from None
-            folder.fsync()
-    except FileNotFoundError:
-        raise _missing_folder(parent_rel, f"create folder '{canon}'") from None
-    except OSError as exc:
-        raise StorageError(f"Could not create folder '{canon}': {exc.strerror or exc}.") from None
+    missing = _missing_folder(parent_rel, f"create folder '{canon}'")
+    with (
+        map_os_errors(canon, "create folder", {FileNotFoundError: missing}),
+        _folder(where, create=create_parents) as folder,
+    ):
+        try:
+            folder.mkdir(where.name)
+        except FileExistsError:
+            if stat.S_ISDIR(folder.lstat(where.name).st_mode):
+                return False
+            raise AlreadyExistsError(f"'{canon}' is a file, not a folder.") from None
+        folder.fsync()
     return True
 
 
@@ -754,29 +748,23 @@ def move_path(root: Path, src_rel: str, dst_rel: str) -> None:
         f"Cannot move '{src_rel}' to '{dst_rel}': something already exists there. "
         "Choose another destination or move the existing item first."
     )
-    try:
-        with _folder(src) as src_dir:
-            is_dir = stat.S_ISDIR(src_dir.lstat(src.name).st_mode)
-            inner = (*src.folders, src.name)
-            if is_dir and (*dst.folders, dst.name)[: len(inner)] == inner:
-                raise PathRefusedError(f"Cannot move folder '{src_rel}' into itself.")
-            with _folder(dst, create=True) as dst_dir:
-                with contextlib.suppress(FileNotFoundError):
-                    dst_dir.lstat(dst.name)
-                    raise taken
-                if is_dir:
-                    src_dir.rename(src.name, dst_dir, dst.name)
-                else:
-                    src_dir.link(src.name, dst_dir, dst.name)
-                    src_dir.unlink(src.name)
-                dst_dir.fsync()
-            src_dir.fsync()
-    except FileExistsError:
-        raise taken from None
-    except FileNotFoundError:
-        raise missing from None
-    except OSError as exc:
-        raise StorageError(f"Could not move '{src_rel}': {exc.strerror or exc}.") from None
+    mapping: OSErrorMapping = {FileExistsError: taken, FileNotFoundError: missing}
+    with map_os_errors(src_rel, "move", mapping), _folder(src) as src_dir:
+        is_dir = stat.S_ISDIR(src_dir.lstat(src.name).st_mode)
+        inner = (*src.folders, src.name)
+        if is_dir and (*dst.folders, dst.name)[: len(inner)] == inner:
+            raise PathRefusedError(f"Cannot move folder '{src_rel}' into itself.")
+        with _folder(dst, create=True) as dst_dir:
+            with contextlib.suppress(FileNotFoundError):
+                dst_dir.lstat(dst.name)
+                raise taken
+            if is_dir:
+                src_dir.rename(src.name, dst_dir, dst.name)
+            else:
+                src_dir.link(src.name, dst_dir, dst.name)
+                src_dir.unlink(src.name)
+            dst_dir.fsync()
+        src_dir.fsync()
 
 
 def _into_trash(

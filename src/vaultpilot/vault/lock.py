@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vaultpilot.errors import StorageError, VaultBusyError
+from vaultpilot.errors import VaultBusyError, map_os_errors
 
 __all__ = ["DEFAULT_WAIT", "LOCK_NAME", "try_write_lock", "write_lock"]
 
@@ -112,12 +112,11 @@ def _acquire(path: Path, timeout: float) -> bool:
     if not got:
         return False
     try:
-        fd = _open(path)
-    except OSError as exc:
+        with map_os_errors(path, "open the vault's write lock"):
+            fd = _open(path)
+    except BaseException:
         state.mutex.release()
-        raise StorageError(
-            f"Could not open the vault's write lock {path}: {exc.strerror or exc}."
-        ) from None
+        raise
     pause = 0.001
     while not _try_os_lock(fd):
         left = deadline - time.monotonic()

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from vaultpilot.errors import OSErrorMapping, map_os_errors
 from vaultpilot.index.embedding.base import (
     DEFAULT_DIMENSION,
     DEFAULT_MAX_TOKENS,
@@ -246,12 +247,9 @@ def build_model(dest_dir: Path | None = None, *, force: bool = False) -> Path:
             f"{dest} exists and is not an embedding model folder, so it is left alone. "
             f"Choose an empty or new folder with --dest or {MODEL_DIR_ENV}."
         )
-    try:
+    writable = f"Choose a writable folder with --dest or {MODEL_DIR_ENV}."
+    mapping: OSErrorMapping = {OSError: EmbeddingModelMissing}
+    with map_os_errors(dest, "write the embedding model to", mapping, advice=writable):
         _build_into(dest, folder, expected)
-    except OSError as err:
-        raise EmbeddingModelMissing(
-            f"Could not write the embedding model to {dest} ({err.strerror or err}). "
-            f"Choose a writable folder with --dest or {MODEL_DIR_ENV}."
-        ) from None
     _log.info("built embedding model in %s", dest)
     return dest
