@@ -15,8 +15,8 @@ this process is the client (TCP_NODELAY, keep-alive), on 127.0.0.1 only.
    read_note, search_by_metadata, semantic_search, note_with_backlinks, over varied notes and
    queries. p50 / p99 in ms.
 2. **Load**: ``--clients`` concurrent clients (one keep-alive connection each) for ``--seconds``:
-   nine reads (the four calls above, in turn) to one write (``append_note`` to the client's own
-   note; ``--write-every``). Reads/s, writes/s and read p50 / p99.
+   ``--writers`` of them write without pause (``append_note`` to the client's own note), the rest
+   read without pause (the four calls above, in turn). Reads/s, writes/s and read p50 / p99.
 3. **Saved to found**: ``--saves`` times, a note gets a new, unique word appended on disk (an
    in-place write, as Obsidian saves); one client runs semantic_search for it every 5 ms until
    it is found. p50 / p99 / max in ms.
@@ -179,13 +179,34 @@ class RawClient:
         )
         self._w.write(head.encode() + data)
         status = await self._r.readline()
-        length = 0
+        if not status:  # the server closed an idle keep-alive connection: reconnect once
+            self.close()
+            await self.open()
+            assert self._r is not None and self._w is not None
+            self._w.write(head.encode() + data)
+            status = await self._r.readline()
+        length, chunked = 0, False
         while (line := await self._r.readline()) not in (b"\r\n", b""):
             name, _, value = line.decode().partition(":")
             if name.lower() == "content-length":
                 length = int(value)
-        reply: dict[str, Any] = json.loads(await self._r.readexactly(length))
+            elif name.lower() == "transfer-encoding":
+                chunked = "chunked" in value.lower()
+        raw = await self._chunks() if chunked else await self._r.readexactly(length)
+        try:
+            reply: dict[str, Any] = json.loads(raw)
+        except ValueError:
+            reply = {"success": False, "error": raw[:200].decode(errors="replace")}
         return int(status.split()[1]), reply
+
+    async def _chunks(self) -> bytes:
+        assert self._r is not None
+        out = b""
+        while size := int((await self._r.readline()).strip() or b"0", 16):
+            out += await self._r.readexactly(size)
+            await self._r.readline()
+        await self._r.readline()
+        return out
 
     def close(self) -> None:
         if self._w is not None:
@@ -193,10 +214,11 @@ class RawClient:
 
 
 async def load(
-    port: int, key: str, reads: list[Args], clients: int, seconds: float, write_every: int
+    port: int, key: str, reads: list[Args], clients: int, seconds: float, writers: int
 ) -> dict[str, float]:
     read_ms: list[float] = []
     counts = {"reads": 0, "writes": 0, "errors": 0}
+    problems: list[str] = []
     stop = 0.0
 
     async def make(cid: int, c: RawClient) -> None:
@@ -208,7 +230,7 @@ async def load(
         i = 0
         while time.monotonic() < stop:
             i += 1
-            if write_every and i % write_every == 0:
+            if cid < writers:
                 args = {"operation": "append_note", "target": note, "content": f"- line {i}"}
                 name, kind = "obsidian_vault_manager", "writes"
             else:
@@ -218,14 +240,17 @@ async def load(
             status, reply = await c.post("/rpc", body(name, args, i))
             if kind == "reads":
                 read_ms.append((time.perf_counter() - started) * 1000)
-            counts[kind if status == 200 and reply.get("success") else "errors"] += 1
+            ok = status == 200 and reply.get("success")
+            counts[kind if ok else "errors"] += 1
+            if not ok and len(problems) < 5:
+                problems.append(f"{status} {name}: {str(reply.get('error'))[:200]}")
 
     conns = [RawClient(port, key) for _ in range(clients)]
     try:
         for c in conns:
             await c.open()
-        if write_every:  # each client's note, made before the clock starts
-            await asyncio.gather(*(make(i, c) for i, c in enumerate(conns)))
+        # Each writer's note, made before the clock starts.
+        await asyncio.gather(*(make(i, c) for i, c in enumerate(conns[:writers])))
         started = time.monotonic()
         stop = started + seconds
         await asyncio.gather(*(one(i, c) for i, c in enumerate(conns)))
@@ -233,6 +258,8 @@ async def load(
     finally:
         for c in conns:
             c.close()
+    for problem in problems:
+        print("error:", problem, file=sys.stderr)
     return {
         "reads_per_s": counts["reads"] / took,
         "writes_per_s": counts["writes"] / took,
@@ -293,11 +320,13 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
                 lat = {name: latency(url, key, f, n_req) for name, f in make.items()}
                 reads = list(make.values())
                 loaded = asyncio.run(
-                    load(port, key, reads, args.clients, args.seconds, args.write_every)
+                    load(port, key, reads, args.clients, args.seconds, args.writers)
                 )
                 saves = saved_to_found(url, key, vault, paths, args.saves)
             finally:
                 stop_server(proc)
+                log = data.parent / f"server-{mode}.log"
+                shutil.copy(log, args.out / f"live-server-{n}-{mode}.log")
             result[mode] = {"start_s": started, "latency": lat, "load": loaded, "saves": saves}
             print(f"{n} {mode}: done", file=sys.stderr)
         return result
@@ -342,7 +371,7 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=50)
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--saves", type=int, default=20)
-    ap.add_argument("--write-every", type=int, default=10, help="1 write per N calls (0: none)")
+    ap.add_argument("--writers", type=int, default=5, help="of the clients, those that write")
     ap.add_argument("--out", type=Path, default=HERE / "out")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()

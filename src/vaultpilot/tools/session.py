@@ -111,8 +111,8 @@ class VaultRuntime:
     # --- lifecycle
 
     def open(self, *, workers: int | None = 1, wait: float = 600.0) -> None:
-        """Sync the index, then (with ``watch``) start the watcher and wait for its first scan
-        (blocking; call from a worker thread)."""
+        """With ``watch``, start the watcher and wait for its first scan; then sync the index
+        (blocking; call from a worker thread; a failed sync is raised)."""
         if self.watch and self._live is None and not self._closed:
             # Watching starts before the first scan, so nothing changed during it is missed.
             self._live = LiveIndex(
