@@ -9,8 +9,10 @@
   an allowlisted environment that finds the same data folder, so the same vault write lock.
   ``obsidian_agent`` is not offered: its actions are the vault tools' ``create_note``,
   ``update_note`` and ``read_note`` without their safeguards (versions, dry-run diffs, journal);
-* the system prompt with the vault's facts and the configured ``instructions``
+* the system prompt with the vault's facts, its rules (``tools.rules``), how note text is marked
+  in results (``tools.untrusted``, a fresh token per agent) and the configured ``instructions``
   (``system_prompt``, which GetVaultContext shows to external agents too);
+* the vault's rules, whose approvals the loop keeps per run (``agent.guard``);
 * the approval policy (defaults from the tools' facts, then ``[approvals]``; ``auto_approve``
   for ``ask --yes``) and the run limits of the configuration.
 
@@ -39,6 +41,7 @@ from vaultpilot.locations import DATA_DIR_ENV, memory_db_path
 from vaultpilot.memory.db import connect as connect_memory
 from vaultpilot.memory.registry import ProcessTool
 from vaultpilot.tools import ToolContext
+from vaultpilot.tools.untrusted import instructions, new_token
 
 __all__ = ["NOT_OFFERED", "build_agent", "run_process_tool", "system_prompt"]
 
@@ -69,9 +72,12 @@ def run_process_tool(
     return out
 
 
-def system_prompt(tools: VaultTools, config: AgentConfig) -> str:
-    """The built-in agent's system prompt for this vault, with the configured instructions."""
-    return build_system_prompt(tools.facts(), extra=config.instructions)
+def system_prompt(tools: VaultTools, config: AgentConfig, *, note_token: str = "") -> str:
+    """The built-in agent's system prompt for this vault: its facts, the vault's rules, how note
+    text is marked (with ``note_token``) and the configured instructions."""
+    parts = [tools.ctx.rules.describe(), instructions(note_token) if note_token else ""]
+    guard = "\n\n".join(p for p in parts if p)
+    return build_system_prompt(tools.facts(), extra=config.instructions, guard=guard)
 
 
 def _process_tools(
@@ -110,11 +116,14 @@ def build_agent(
         if process is not None:
             tools = CombinedTools(vault_tools, process)
     policy = ApprovalPolicy(auto_approve=auto_approve).with_rules(config.approvals)
+    token = new_token()  # marks note text in results for this agent's runs
     return Agent(
         model,
         tools,
-        system_prompt(vault_tools, config),
+        system_prompt(vault_tools, config, note_token=token),
         policy=policy,
         limits=RunLimits(config.max_steps, config.token_budget, config.attach_budget),
         vault=vault_tools,
+        rules=ctx.rules,
+        note_token=token,
     )

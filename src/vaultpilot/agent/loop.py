@@ -13,7 +13,11 @@ Tool calls, one at a time:
   result saying what to do (the valid tool names, the JSON problem) without running anything;
 * the ``ApprovalPolicy`` decides: "allow" runs it, "deny" refuses it, "ask" emits
   ``approval_required`` and waits for ``RunControls`` (with no controls, nobody can approve and
-  the call is refused);
+  the call is refused); a call the policy allows still asks when the vault's rules say so
+  (``RunGuard``: ``mode = "ask"``, an ``ask`` folder, the run's note limit, a change after the
+  run read an untrusted note), unless the policy approves everything (``ask --yes``);
+* results reach the model with note text between boundary markers (``tools.untrusted``), added
+  to tool messages as each request is made; the events and stored messages keep plain results;
 * ``RunControls.override`` supplies the result instead of running the tool;
 * a per-file approval: when the controls also answer ``approved_files(call_id)``
   (``FileApprovals``) with the files a person ticked of a multi-file change (the diffs' paths),
@@ -65,6 +69,7 @@ from vaultpilot.agent.events import (
     ToolResultSource,
     Usage,
 )
+from vaultpilot.agent.guard import RunGuard
 from vaultpilot.agent.mentions import attach
 from vaultpilot.agent.model import ChatMessage, ModelClient, ModelError, RawToolCall, TurnEnd
 from vaultpilot.agent.results import parse_arguments, preview
@@ -72,6 +77,8 @@ from vaultpilot.agent.schemas import tool_entry
 from vaultpilot.agent.toolset import ToolSet, failure, for_run, result_ok
 from vaultpilot.agent.versions import NoteVersions
 from vaultpilot.tools import TOOLS
+from vaultpilot.tools.rules import VaultRules
+from vaultpilot.tools.untrusted import mark
 
 __all__ = [
     "PAUSED_PREFIX",
@@ -121,6 +128,10 @@ class Agent:
     policy: ApprovalPolicy = field(default_factory=ApprovalPolicy)
     limits: RunLimits = field(default_factory=RunLimits)
     vault: VaultAccess | None = None
+    # The vault's rules (their approvals are kept per run by ``RunGuard``) and the token of the
+    # boundary markers around note text in tool results (none: results go to the model as is).
+    rules: VaultRules = field(default_factory=VaultRules)
+    note_token: str = ""
 
 
 class StepGate:
@@ -176,6 +187,7 @@ class _Run:
         self.open_calls: list[RawToolCall] = []  # announced by the model, no tool message yet
         # Every change the run makes joins one change set, named by the run id (for undo).
         self.tools = for_run(agent.tools, run_id)
+        self.guard = RunGuard(agent.rules)
         specs = self.tools.specs()
         self.names = [s.name for s in specs]
         self.tool_list = [tool_entry(s.name, s.description, s.parameters) for s in specs]
@@ -305,7 +317,10 @@ class _Run:
 
     async def _model_turn(self) -> TurnEnd:
         self.emit(Status(f"Thinking (step {self.step})", self.step))
-        request = [{"role": "system", "content": self.agent.system_prompt}, *self.messages]
+        request = [
+            {"role": "system", "content": self.agent.system_prompt},
+            *(self._for_model(m) for m in self.messages),
+        ]
         parts: list[str] = []
         self.streaming = parts
         end: TurnEnd | None = None
@@ -369,6 +384,8 @@ class _Run:
         ok = result_ok(result)
         if ok and source in ("tool", "override") and arguments is not None:
             self.versions.observe(call.name, {**arguments, **added}, result)
+        if source == "tool" and arguments is not None:
+            self.guard.observe(call.name, arguments, result)
         duration = round((time.perf_counter() - started) * 1000, 2)
         self.emit(ToolResult(call.id, call.name, ok, result, preview(result), source, duration))
         self._tool_message(call.id, result)
@@ -383,6 +400,10 @@ class _Run:
         if override is not None:
             return override, "override"
         decision = self.agent.policy.decide(call.name, operation)
+        ruled = None  # why the vault's rules ask, when the policy would let it run
+        if decision == "allow" and not self.agent.policy.auto_approve:
+            ruled = self.guard.needs_approval(call.name, arguments)
+            decision = "ask" if ruled else decision
         if decision == "deny":
             self.emit(ApprovalResolved(call.id, False, "policy"))
             return failure(
@@ -390,7 +411,9 @@ class _Run:
                 "user what you wanted to do."
             ), "denied"
         if decision == "ask":
-            reason = self.agent.policy.reason(call.name, operation)
+            reason = (
+                f"{what}: {ruled}." if ruled else self.agent.policy.reason(call.name, operation)
+            )
             diffs = await self._preview(call.name, arguments)
             self.emit(ApprovalRequired(call.id, call.name, operation, arguments, reason, diffs))
             verdict = await controls.verdict(call.id) if controls else Verdict(False)
@@ -404,6 +427,7 @@ class _Run:
                     f"The user refused {what}{because}. Don't retry it; say what you would have "
                     "done, or ask the user how to go on."
                 ), "denied"
+            self.guard.approved(call.name, arguments)
             override = controls.take_override(call.id) if controls else None
             if override is not None:
                 return override, "override"
@@ -429,6 +453,18 @@ class _Run:
         result = await asyncio.to_thread(self.tools.call, name, dry)
         found = result.get("diffs") if result_ok(result) else None
         return tuple(d for d in found if isinstance(d, dict)) if isinstance(found, list) else ()
+
+    def _for_model(self, message: ChatMessage) -> ChatMessage:
+        """A tool message with its note text between this agent's boundary markers (stored
+        messages stay plain, so a conversation continued later is marked with the new token)."""
+        token = self.agent.note_token
+        if not token or message.get("role") != "tool":
+            return message
+        try:
+            result = json.loads(str(message.get("content") or ""))
+        except json.JSONDecodeError:
+            return message
+        return {**message, "content": json.dumps(mark(result, token), ensure_ascii=False)}
 
     def _tool_message(self, call_id: str, result: dict[str, Any]) -> None:
         self.open_calls = [c for c in self.open_calls if c.id != call_id]

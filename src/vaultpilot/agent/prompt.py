@@ -75,9 +75,12 @@ def _facts(facts: VaultFacts) -> str:
     return "\n".join(lines)
 
 
-def build_system_prompt(facts: VaultFacts, *, extra: str = "") -> str:
-    """The whole system prompt; ``extra`` (the user's own instructions) goes at the end."""
+def build_system_prompt(facts: VaultFacts, *, extra: str = "", guard: str = "") -> str:
+    """The whole system prompt; ``guard`` (the vault's rules, how note text is marked) follows
+    the vault's facts, ``extra`` (the user's own instructions) goes at the end."""
     parts = [_ROLE, _CYCLE, _PRINCIPLES, _facts(facts)]
+    if guard.strip():
+        parts.append("## Rules and note text\n" + guard.strip())
     if extra.strip():
         parts.append("## The user's instructions\n" + extra.strip())
     return "\n\n".join(parts)
