@@ -4,7 +4,6 @@ requests from it against a real server, finds no server error (nor a reply that 
 from __future__ import annotations
 
 import json
-
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
