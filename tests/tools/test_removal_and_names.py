@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -146,3 +147,24 @@ def test_new_notes_go_where_app_json_says(bare: ToolContext) -> None:
         assert made["affectedPaths"] == ["Plain.md"]
     finally:
         plain.conn.close()
+
+
+def test_a_system_trash_on_another_disk_falls_back_to_dot_trash(
+    bare: ToolContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or shm.stat().st_dev == tmp_path.stat().st_dev:
+        pytest.skip("no second file system (/dev/shm) to put the system trash on")
+    xdg = shm / f"vaultpilot-test-{tmp_path.name}"
+    monkeypatch.setenv("XDG_DATA_HOME", str(xdg))
+    ctx = _app(bare, trashOption="system")
+    try:
+        write(ctx.root, "Old.md", "# old\n")
+        result = manage(ctx, operation="delete_note", target="Old.md", confirmDestructive=True)
+        assert (ctx.root / ".trash" / "Old.md").exists(), result
+        assert result["warnings"] == [
+            "The system trash is on another disk than the vault, so it went to .trash/."
+        ]
+    finally:
+        ctx.conn.close()
+        shutil.rmtree(xdg, ignore_errors=True)
