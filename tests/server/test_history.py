@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from vaultpilot.locations import memory_db_path
-from vaultpilot.server.routes import add_history_routes
 
 from .conftest import Live, snapshot
 
@@ -42,10 +41,7 @@ def _ids(value: Any, ids: dict[str, str]) -> Any:
 
 @pytest.fixture
 def server(live: Callable[..., Live], vault: Path) -> Live:
-    started = live(vaults={"vault": vault})
-    if not any(getattr(r, "path", "") == "/history" for r in started.app.router.routes):
-        add_history_routes(started.app, started.app.state.vaultpilot)
-    return started
+    return live(vaults={"vault": vault})
 
 
 def _manage(server: Live, **arguments: Any) -> dict[str, Any]:

@@ -27,7 +27,8 @@ def test_schemathesis_finds_no_server_error(live: Callable[..., Live], vault: Pa
     server = live(vaults={"vault": vault})
     schema = schemathesis.openapi.from_url(f"{server.url}/openapi.json", headers=server.auth)
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) == 17  # rpc, 8 tools, 5 UI commands, vaults, conversations, login-link
+    # rpc, 8 tools, 5 UI commands, vaults, conversations, login-link, history, show, undo
+    assert len(operations) == 20
     for operation in operations:
 
         @given(case=operation.as_strategy())

@@ -73,6 +73,7 @@ from vaultpilot.server.envelope import (
 from vaultpilot.server.keyfile import KeyStore, ensure_key
 from vaultpilot.server.limits import BodyLimitMiddleware, too_large_message
 from vaultpilot.server.openapi import describe
+from vaultpilot.server.routes import add_history_routes
 from vaultpilot.server.rpc import dispatch, dispatch_text, execute
 from vaultpilot.server.runs import Runs
 from vaultpilot.server.sessions import Sessions, cookie_header
@@ -467,6 +468,7 @@ def create_app(
     )
     _install_error_handlers(app, max_body=settings.max_body_size)
     _routes(app, state)
+    add_history_routes(app, state)
     app.router.routes.append(Route("/mcp", endpoint=mcp_http.app))  # the exact path, no redirect
     describe(app)
     hosts = {settings.host.lower()}
