@@ -100,6 +100,35 @@ def test_dont_ask_again_covers_the_same_operation_for_the_rest_of_the_run(
     assert "test.md (deleted)" in done.output and "Inbox.md (deleted)" in done.output
 
 
+def test_a_change_to_several_notes_can_be_approved_file_by_file(
+    vault: Path, env: dict[str, str]
+) -> None:
+    notes = ["People/Marcus Feld.md", "People/Priya Raman.md", "People/Lena Park.md"]
+    bulk = ScriptedCall(
+        name="obsidian_vault_manager",
+        arguments={"operation": "bulk_tag", "targets": notes, "metadata": {"tags": ["reviewed"]}},
+    )
+    turns = [ScriptedTurn(tool_calls=[bulk]), ScriptedTurn(text="Tagged two.")]
+    before = (vault / notes[1]).read_bytes()
+    with ScriptedModelServer(turns) as server:
+        done = _ask(env, server, vault, "tag the team", stdin="4\ny\nn\n\n")
+        sent = server.requests[1].body["messages"][-1]["content"]
+    assert done.exit_code == 0, done.output
+    assert "4 Choose files" in done.output and f"Change {notes[1]}?" in done.output
+    assert "reviewed" in (vault / notes[0]).read_text(encoding="utf-8")
+    assert (vault / notes[1]).read_bytes() == before  # the one refused is untouched
+    assert "reviewed" in (vault / notes[2]).read_text(encoding="utf-8")
+    assert "2 of" in sent or "left" in sent  # the model hears that one was left out
+
+
+def test_a_single_file_change_offers_no_file_choice(vault: Path, env: dict[str, str]) -> None:
+    turns = [ScriptedTurn(tool_calls=[_delete("test.md")]), ScriptedTurn(text="Kept.")]
+    with ScriptedModelServer(turns) as server:
+        done = _ask(env, server, vault, "delete test.md", stdin="4\n3\n\n")
+    assert "4 Choose files" not in done.output and "Type 1, 2 or 3" in done.output
+    assert (vault / "test.md").exists()
+
+
 def test_a_refusal_is_the_users_choice_and_its_reason_reaches_the_model(
     vault: Path, env: dict[str, str]
 ) -> None:

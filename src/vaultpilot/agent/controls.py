@@ -4,8 +4,10 @@ The interface creates a ``RunControls``, passes it to ``loop.run`` and calls its
 event loop's thread (a CLI, a WebSocket handler) or from any other thread (they hop onto the
 loop). Each returns at once.
 
-* ``approve(call_id)`` / ``deny(call_id, reason)``: answer an ``approval_required`` event. An
-  answer given before the event arrives is kept for it.
+* ``approve(call_id, files=None)`` / ``deny(call_id, reason)``: answer an
+  ``approval_required`` event. ``files`` approves part of a multi-file change: the files the
+  person ticked (paths from the event's diffs); the tool then changes only those. An answer given
+  before the event arrives is kept for it.
 * ``override(call_id, result)``: use ``result`` (a JSON object) as the tool's result instead of
   running it. It takes effect for a call waiting for approval, and for any call the loop has
   announced with ``tool_call`` but not started: the loop starts a tool only after the consumer
@@ -33,6 +35,7 @@ class Verdict:
     approved: bool
     reason: str | None = None
     override: dict[str, Any] | None = None
+    files: tuple[str, ...] | None = None  # part of a multi-file change; None: all of it
 
 
 class RunControls:
@@ -55,8 +58,9 @@ class RunControls:
         self._interrupted = True
         self._on_loop(self._cancel)
 
-    def approve(self, call_id: str) -> None:
-        self._on_loop(lambda: self._answer(call_id, Verdict(True)))
+    def approve(self, call_id: str, files: list[str] | None = None) -> None:
+        chosen = tuple(files) if files is not None else None
+        self._on_loop(lambda: self._answer(call_id, Verdict(True, files=chosen)))
 
     def deny(self, call_id: str, reason: str | None = None) -> None:
         self._on_loop(lambda: self._answer(call_id, Verdict(False, reason)))

@@ -19,11 +19,10 @@ Tool calls, one at a time:
 * results reach the model with note text between boundary markers (``tools.untrusted``), added
   to tool messages as each request is made; the events and stored messages keep plain results;
 * ``RunControls.override`` supplies the result instead of running the tool;
-* a per-file approval: when the controls also answer ``approved_files(call_id)``
-  (``FileApprovals``) with the files a person ticked of a multi-file change (the diffs' paths),
-  the call runs with ``approvedFiles`` set to them and the tool changes only those
-  (``tools.manage``); ``approvedFiles`` written by the model itself is dropped, so only a person
-  chooses it;
+* a per-file approval: when the verdict names the files a person ticked of a multi-file change
+  (``RunControls.approve(call_id, files)``, the diffs' paths), the call runs with ``approvedFiles``
+  set to them and the tool changes only those (``tools.manage``); ``approvedFiles`` written by the
+  model itself is dropped, so only a person chooses it;
 * ``NoteVersions`` adds ``expectedVersion`` to writes of notes the agent read, so a note changed
   meanwhile is refused instead of overwritten;
 * the tool runs in a worker thread (tools are synchronous; ``VaultTools`` serialises access to
@@ -47,7 +46,7 @@ import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from vaultpilot.agent.approvals import ApprovalPolicy, operation_of
 from vaultpilot.agent.controls import RunControls, Verdict
@@ -83,7 +82,6 @@ from vaultpilot.tools.untrusted import mark
 __all__ = [
     "PAUSED_PREFIX",
     "Agent",
-    "FileApprovals",
     "RunLimits",
     "StepGate",
     "VaultAccess",
@@ -93,14 +91,6 @@ __all__ = [
 PAUSED_PREFIX = "Paused before step"
 _VAULT_TOOLS = {t.name: t for t in TOOLS}
 _CHOSEN = ("approvedFiles", "approved_files")  # set from a person's answer, never by the model
-
-
-@runtime_checkable
-class FileApprovals(Protocol):
-    """Controls that can approve part of a multi-file change: the files ticked for a call
-    (None: the whole change). Read once, right after the call was approved."""
-
-    def approved_files(self, call_id: str) -> list[str] | None: ...
 
 
 class VaultAccess(Protocol):
@@ -431,9 +421,7 @@ class _Run:
             override = controls.take_override(call.id) if controls else None
             if override is not None:
                 return override, "override"
-            chosen = (
-                controls.approved_files(call.id) if isinstance(controls, FileApprovals) else None
-            )
+            chosen = verdict.files
             if chosen is not None and call.name in _VAULT_TOOLS:
                 arguments = {**arguments, "approvedFiles": list(chosen)}
         if controls:

@@ -153,6 +153,8 @@ async def run_once(
             controls.interrupt()
         elif choice.kind == "no":
             controls.deny(event.call_id, choice.reason)
+        elif choice.kind == "some":
+            controls.approve(event.call_id, list(choice.files))
         else:
             controls.approve(event.call_id)
 

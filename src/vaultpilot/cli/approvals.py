@@ -1,7 +1,9 @@
-"""The person's answer to an approval: Yes / Yes, and don't ask again in this run / No, and why.
+"""The person's answer to an approval: Yes / Yes, and don't ask again in this run / No, and why,
+and for a change to several files whose operation allows it, Choose files (one question a file).
 
 ``Approver`` is made once per run. ``answer(event, ask)`` returns a ``Choice``: "yes", "always"
-(this tool and operation are approved for the rest of the run, ``allowed`` remembers them), "no"
+(this tool and operation are approved for the rest of the run, ``allowed`` remembers them), "some"
+with the ``files`` the person kept (a file refused keeps its old state; none kept is a "no"), "no"
 with an optional reason that goes to the model, or None when the person pressed Ctrl-C (the run
 is interrupted). ``ask(prompt)`` reads one line (the prompt_toolkit session in a terminal,
 stdin otherwise) and returns None on Ctrl-C or end of input. ``mode`` "auto" (``/mode`` in
@@ -16,17 +18,31 @@ from typing import Literal
 
 from vaultpilot.agent.events import ApprovalRequired
 from vaultpilot.cli.steps import label
+from vaultpilot.tools import TOOLS
 
 __all__ = ["Approver", "Choice", "choices_line", "parse_choice"]
 
 Ask = Callable[[str], Awaitable[str | None]]
 
 
+_VAULT_TOOLS = {tool.name: tool for tool in TOOLS}
+
+
 @dataclass(frozen=True, slots=True)
 class Choice:
-    kind: Literal["yes", "always", "no"]
+    kind: Literal["yes", "always", "some", "no"]
     reason: str | None = None
     automatic: bool = False  # given without asking (don't-ask-again, or auto mode)
+    files: tuple[str, ...] = ()  # "some": the files to change
+
+
+def per_file(event: ApprovalRequired) -> list[str]:
+    """The files a person may pick from (the diffs' paths), or [] when the change is all or
+    nothing (one file, or an operation whose facts say it applies whole)."""
+    tool = _VAULT_TOOLS.get(event.name)
+    op = tool.operation(event.arguments) if tool is not None else None
+    paths = [str(d["path"]) for d in event.diffs if isinstance(d.get("path"), str)]
+    return paths if op is not None and op.per_file and len(paths) > 1 else []
 
 
 def _verb(event: ApprovalRequired) -> str:
@@ -34,15 +50,21 @@ def _verb(event: ApprovalRequired) -> str:
 
 
 def choices_line(event: ApprovalRequired) -> str:
-    return (
+    line = (
         f"  1 Yes   2 Yes, and don't ask again for {_verb(event)} in this run   "
         "3 No, and tell it why"
     )
+    return line + ("   4 Choose files" if per_file(event) else "")
 
 
-def parse_choice(text: str) -> Literal["yes", "always", "no"] | None:
-    """``1``/``y``, ``2``/``a``, ``3``/``n``/empty; None for anything else."""
+def parse_choice(
+    text: str, *, files: bool = False
+) -> Literal["yes", "always", "some", "no"] | None:
+    """``1``/``y``, ``2``/``a``, ``3``/``n``/empty, and with ``files`` ``4``/``c``; None for
+    anything else."""
     word = text.strip().lower()
+    if files and word in ("4", "c", "choose"):
+        return "some"
     if word in ("1", "y", "yes"):
         return "yes"
     if word in ("2", "a", "always"):
@@ -69,14 +91,21 @@ class Approver:
         if given is not None:
             return given
         prompt = choices_line(event) + "\n  › "
+        paths = per_file(event)
         while True:
             text = await ask(prompt)
             if text is None:
                 return None
-            kind = parse_choice(text)
+            kind = parse_choice(text, files=bool(paths))
             if kind is not None:
                 break
-            prompt = "  Type 1, 2 or 3 (y, a or n) › "
+            prompt = (
+                "  Type 1, 2, 3 or 4 (y, a, n or c) › "
+                if paths
+                else "  Type 1, 2 or 3 (y, a or n) › "
+            )
+        if kind == "some":
+            return await self._choose(paths, ask)
         if kind == "always":
             self.allowed.add((event.name, event.operation))
         if kind != "no":
@@ -85,3 +114,15 @@ class Approver:
         if reason is None:
             return None
         return Choice("no", reason.strip() or None)
+
+    async def _choose(self, paths: list[str], ask: Ask) -> Choice | None:
+        kept = []
+        for path in paths:
+            answer = await ask(f"  Change {path}? [Y/n] › ")
+            if answer is None:
+                return None
+            if answer.strip().lower() in ("", "y", "yes"):
+                kept.append(path)
+        if not kept:
+            return Choice("no", "the person kept none of the files")
+        return Choice("some", files=tuple(kept))

@@ -36,9 +36,9 @@ approved from that socket too (see ``approvals`` for why).
 
 An approval of a multi-file change (``ApproveToolCall`` with ``files``) may name a subset of the
 files the approval event listed (its diffs' paths): the run's controls hand the subset to the loop
-(``loop.FileApprovals``) and the tool changes only those files; ticking none is a refusal. A file
-not in the change, or a subset of an operation applied whole (its facts say not ``per_file``), is
-refused with the list of the change's files, and the call keeps waiting.
+(``RunControls.approve(call_id, files)``) and the tool changes only those files; ticking none is a
+refusal. A file not in the change, or a subset of an operation applied whole (its facts say not
+``per_file``), is refused with the list of the change's files, and the call keeps waiting.
 """
 
 from __future__ import annotations
@@ -99,21 +99,6 @@ def changed_files(name: str, arguments: dict[str, Any] | None) -> list[str]:
     tool = _VAULT_TOOLS.get(name)
     op = tool.operation(arguments) if tool is not None else None
     return tool.files(arguments) if tool is not None and op is not None and op.writes else []
-
-
-class FileControls(RunControls):
-    """RunControls that can also approve part of a multi-file change (``loop.FileApprovals``)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._files: dict[str, list[str]] = {}
-
-    def approve_files(self, call_id: str, files: list[str]) -> None:
-        self._files[call_id] = list(files)
-        self.approve(call_id)
-
-    def approved_files(self, call_id: str) -> list[str] | None:
-        return self._files.pop(call_id, None)
 
 
 def _operation(name: str, arguments: dict[str, Any] | None) -> Operation | None:
@@ -261,7 +246,7 @@ class Runs:
             vault.vault_id,
             goal,
             "builtin",
-            controls=FileControls(),
+            controls=RunControls(),
             started_by=started_by,
             conversation_id=conv,
             gate=StepGate(),
@@ -540,8 +525,8 @@ class Runs:
                         raise RequestError(problem)
                 if approved and subset == []:
                     record.controls.deny(call_id, reason or "no file of the change was approved")
-                elif approved and subset is not None and isinstance(record.controls, FileControls):
-                    record.controls.approve_files(call_id, subset)
+                elif approved and subset is not None:
+                    record.controls.approve(call_id, subset)
                 elif approved:
                     record.controls.approve(call_id)
                 else:
