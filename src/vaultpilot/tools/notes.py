@@ -25,6 +25,7 @@ from vaultpilot.vault.files import (
     encode_note,
     normalize_rel_path,
 )
+from vaultpilot.vault.resolve import note_title as title_of
 
 __all__ = [
     "created_of",
@@ -46,11 +47,6 @@ def folder_arg(text: str | None) -> str:
     """A folder the model named, in canonical form; '/', '.' and '' all mean the vault root."""
     raw = (text or "").strip()
     return "" if raw in ("", "/", ".", "./") else normalize_rel_path(raw.rstrip("/"))
-
-
-def title_of(path: str) -> str:
-    name = path.rsplit("/", 1)[-1]
-    return name[:-3] if name.lower().endswith(".md") else name
 
 
 def iso_time(ctx: ToolContext, mtime_ns: int) -> str:

@@ -75,6 +75,7 @@ __all__ = [
     "decode_note",
     "encode_note",
     "is_temp_name",
+    "missing_folder",
     "move_path",
     "move_to_trash",
     "normalize_rel_path",
@@ -677,7 +678,8 @@ def replace_note(
     return NoteText(text, fmt, content_version(data), st.st_mtime_ns, st.st_size)
 
 
-def _missing_folder(folder: str, for_what: str) -> NotFoundError:
+def missing_folder(folder: str, for_what: str) -> NotFoundError:
+    """The answer when ``folder`` is missing and creating it was not asked for."""
     return NotFoundError(
         f"Cannot {for_what}: folder '{folder}' doesn't exist. Set createFolders=true "
         "to automatically create missing folders, or use operation='create_folder' first."
@@ -694,7 +696,7 @@ def create_note(
         raise InvalidArgumentError("Give the new note's path, e.g. 'Projects/Plan.md'.")
     parent_rel = canon.rsplit("/", 1)[0] if "/" in canon else ""
     data = encode_note(text, fmt or TextFormat())
-    missing = _missing_folder(parent_rel, f"create note at '{canon}'")
+    missing = missing_folder(parent_rel, f"create note at '{canon}'")
     with (
         map_os_errors(canon, "create", {FileNotFoundError: missing}),
         _folder(where, create=create_folders) as folder,
@@ -722,7 +724,7 @@ def create_folder(root: Path, rel: str, *, create_parents: bool = True) -> bool:
         raise InvalidArgumentError("Give the folder to create, e.g. 'Projects/2025'.")
     where = _locate(root, canon, write=True, new=True, follow=False)
     parent_rel = canon.rsplit("/", 1)[0] if "/" in canon else ""
-    missing = _missing_folder(parent_rel, f"create folder '{canon}'")
+    missing = missing_folder(parent_rel, f"create folder '{canon}'")
     with (
         map_os_errors(canon, "create folder", {FileNotFoundError: missing}),
         _folder(where, create=create_parents) as folder,

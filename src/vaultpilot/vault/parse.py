@@ -24,6 +24,7 @@ from vaultpilot.vault.frontmatter import (
     split_frontmatter,
 )
 from vaultpilot.vault.markdown import mask, mask_comments
+from vaultpilot.vault.resolve import note_title
 
 __all__ = [
     "Block",
@@ -356,11 +357,9 @@ def parse_note(path: str, text: str) -> ParsedNote:
                 continue
             blocks.append(Block(m.group(1), _line_of(starts, base + m.start()) + 1))
 
-    name = path.rsplit("/", 1)[-1]
-    title = name[:-3] if name.lower().endswith(".md") else name
     return ParsedNote(
         path=path,
-        title=title,
+        title=note_title(path),
         properties=fm.properties,
         frontmatter_error=fm.error,
         aliases=tuple(frontmatter_aliases(fm.properties)),

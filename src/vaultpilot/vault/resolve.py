@@ -25,7 +25,7 @@ import posixpath
 import unicodedata
 from collections.abc import Iterable
 
-__all__ = ["LinkResolver", "file_key", "fold", "target_key"]
+__all__ = ["LinkResolver", "file_key", "fold", "note_title", "target_key"]
 
 
 def fold(text: str) -> str:
@@ -39,9 +39,14 @@ def _strip_md(name: str) -> str:
     return name[:-3] if name.lower().endswith(".md") else name
 
 
+def note_title(path: str) -> str:
+    """A note's title as Obsidian shows it: its file name without folders and ``.md``."""
+    return _strip_md(path.rsplit("/", 1)[-1])
+
+
 def file_key(path: str) -> str:
     """The key under which a file can be found by name: notes without ``.md``."""
-    return fold(_strip_md(path.rsplit("/", 1)[-1]))
+    return fold(note_title(path))
 
 
 def target_key(target: str) -> str:

@@ -41,7 +41,7 @@ from urllib.parse import quote
 
 from vaultpilot.vault.frontmatter import split_frontmatter
 from vaultpilot.vault.parse import Link, parse_note, scan_links
-from vaultpilot.vault.resolve import LinkResolver, file_key
+from vaultpilot.vault.resolve import LinkResolver, file_key, note_title
 
 __all__ = ["LinkChange", "Rewrite", "VaultPaths", "rewrite_links"]
 
@@ -128,11 +128,6 @@ def _links(text: str, source: str) -> list[tuple[Link, _Quote]]:
             target = quote_.unescape(link.target)
             found.append((link._replace(target=target, alias=alias, kind="property"), quote_))
     return sorted(found, key=lambda pair: pair[0].start)
-
-
-def _stem(path: str) -> str:
-    name = path.rsplit("/", 1)[-1]
-    return name[:-3] if name.lower().endswith(".md") else name
 
 
 def _folder(path: str) -> str:
@@ -285,7 +280,7 @@ def rewrite_links(
             after=after,
             keep_md=keep_md,
         )
-        old_stem, new_stem = _stem(old_target), _stem(want)
+        old_stem, new_stem = note_title(old_target), note_title(want)
         rename = (old_stem, new_stem) if old_stem != new_stem else None
         new_raw = None
         if raw:
