@@ -18,9 +18,7 @@ _CALLS = {"execute", "executemany", "executescript"}
 # Files that still run SQL outside index/ and memory/, each with where its SQL belongs. The list
 # may only shrink: a file that no longer runs SQL must be taken off it.
 PENDING = {
-    "agent/conversations.py": "the conversation store's queries belong in memory/",
     "migrate.py": "the migration runner both databases share belongs in index/ or memory/",
-    "tools/context.py": "the write lock's place comes from index.lookup.database_file",
 }
 
 

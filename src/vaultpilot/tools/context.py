@@ -42,6 +42,7 @@ from typing import Protocol
 
 from vaultpilot.configfile import config_path, read_config
 from vaultpilot.index.db import connect
+from vaultpilot.index.lookup import database_file
 from vaultpilot.index.sync import sync_vault
 from vaultpilot.locations import data_root, memory_db_path, vault_data_dir
 from vaultpilot.memory.journal import Journal
@@ -101,9 +102,9 @@ class ToolContext:
         """The vault's write-lock file: beside the index, in the vault's data folder."""
         if self.lock_path is not None:
             return self.lock_path
-        row = self.conn.execute("PRAGMA database_list").fetchone()
-        if row is not None and row[2]:
-            return Path(row[2]).parent / LOCK_NAME
+        db = database_file(self.conn)
+        if db is not None:
+            return db.parent / LOCK_NAME
         return vault_data_dir(self.root, data_root()) / LOCK_NAME  # an index kept in memory
 
     def writing(self) -> AbstractContextManager[None]:
