@@ -35,7 +35,7 @@ from vaultpilot.index.background import BackgroundEmbedder  # noqa: E402
 from vaultpilot.index.db import connect  # noqa: E402
 from vaultpilot.index.embedding import load_default_embedder  # noqa: E402
 from vaultpilot.index.hybrid import hybrid_search  # noqa: E402
-from vaultpilot.index.queries import search  # noqa: E402
+from vaultpilot.index.search import search  # noqa: E402
 from vaultpilot.index.semantic import embedding_status  # noqa: E402
 from vaultpilot.index.sync import sync_vault  # noqa: E402
 from vaultpilot.index.vectors import VectorCache  # noqa: E402

@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from synth_vault import generate  # noqa: E402
 from vaultpilot.index.db import connect  # noqa: E402
-from vaultpilot.index.queries import search  # noqa: E402
+from vaultpilot.index.search import search  # noqa: E402
 from vaultpilot.index.sync import sync_vault  # noqa: E402
 from vaultpilot.index.watch import LiveIndex  # noqa: E402
 

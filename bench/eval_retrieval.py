@@ -42,9 +42,8 @@ from vaultpilot.index.db import connect  # noqa: E402
 from vaultpilot.index.embedding import load_default_embedder  # noqa: E402
 from vaultpilot.index.embedding.base import Embedder  # noqa: E402
 from vaultpilot.index.hybrid import Fusion, hybrid_search  # noqa: E402
-from vaultpilot.index.keyword import search_any  # noqa: E402
-from vaultpilot.index.queries import search  # noqa: E402
 from vaultpilot.index.related import similar_notes  # noqa: E402
+from vaultpilot.index.search import search, search_any  # noqa: E402
 from vaultpilot.index.semantic import embed_pending  # noqa: E402
 from vaultpilot.index.sync import sync_vault  # noqa: E402
 from vaultpilot.index.vectors import VectorCache  # noqa: E402

@@ -71,7 +71,8 @@ elif mode == "onechange":
         target.write_text(text, encoding="utf-8")
         sync_vault(conn, vault)
 elif mode == "queries":
-    from vaultpilot.index.queries import search, backlinks
+    from vaultpilot.index.queries import backlinks
+    from vaultpilot.index.search import search
     queries = json.loads(sys.argv[4])
     lat = []
     for q in queries:

@@ -12,7 +12,8 @@ import pytest
 from tests.index.helpers import write
 from vaultpilot.index.db import connect
 from vaultpilot.index.pool import ReaderPool
-from vaultpilot.index.queries import backlinks, search
+from vaultpilot.index.queries import backlinks
+from vaultpilot.index.search import search
 from vaultpilot.index.sync import sync_paths, sync_vault
 
 

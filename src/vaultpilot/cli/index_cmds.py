@@ -113,7 +113,7 @@ def search_cmd(
     data_dir: DataDirOpt = None,
 ) -> None:
     """Keyword search over titles, aliases, headings and text (BM25 ranking)."""
-    from vaultpilot.index.queries import search
+    from vaultpilot.index.search import search
 
     ws = open_workspace(vault, data_dir)
     with index_connection(ws, fresh=True) as conn:

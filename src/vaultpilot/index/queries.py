@@ -14,22 +14,15 @@ import sqlite3
 from dataclasses import dataclass
 
 from vaultpilot.errors import InvalidArgumentError, NotFoundError
-
-# ``CJK``, ``SearchHit`` and ``search`` moved to ``index.search``; these names stay importable
-# from here for the CLI, the index scanner and the benchmarks until they import them from there.
-from vaultpilot.index.search import CJK, SearchHit, search
 from vaultpilot.vault.files import normalize_rel_path
 
 __all__ = [
-    "CJK",
     "LinkRow",
-    "SearchHit",
     "UnresolvedRow",
     "backlinks",
     "find_note",
     "highlight",
     "outgoing_links",
-    "search",
     "unmark_links",
     "unresolved_links",
 ]

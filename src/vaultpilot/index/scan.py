@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from vaultpilot.errors import UnreadableNoteError
-from vaultpilot.index.queries import CJK
+from vaultpilot.index.search import CJK
 from vaultpilot.vault.files import content_version, decode_note, is_temp_name
 from vaultpilot.vault.parse import parse_note
 from vaultpilot.vault.resolve import LinkResolver, target_key
