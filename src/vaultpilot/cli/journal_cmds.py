@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -27,33 +27,13 @@ from vaultpilot.cli.common import (
 )
 from vaultpilot.errors import InvalidArgumentError, UnreadableNoteError
 from vaultpilot.locations import data_root, memory_db_path
-from vaultpilot.memory.journal import ChangeSet, Journal, StoredChange
+from vaultpilot.memory.journal import Journal, StoredChange
 
 __all__ = ["register"]
 
 
 def _when(ts: float) -> str:
     return datetime.fromtimestamp(ts).astimezone().isoformat(timespec="seconds")
-
-
-def _set_json(cs: ChangeSet) -> dict[str, Any]:
-    return {
-        "id": cs.id,
-        "when": _when(cs.created_at),
-        "source": cs.source,
-        "runId": cs.run_id,
-        "summary": cs.summary,
-        "undoOf": cs.undo_of,
-        "files": [
-            {
-                "kind": c.kind,
-                "operation": c.operation,
-                "from": c.path_before,
-                "to": c.path_after,
-            }
-            for c in cs.changes
-        ],
-    }
 
 
 def _text(journal: Journal, digest: str | None, path: str) -> str:
@@ -102,7 +82,7 @@ def register(app: typer.Typer) -> None:
         finally:
             journal.close()
         if as_json:
-            typer.echo(json.dumps([_set_json(s) for s in sets], ensure_ascii=False, indent=2))
+            typer.echo(json.dumps([s.as_json() for s in sets], ensure_ascii=False, indent=2))
             return
         if not sets:
             console.print("No changes recorded for this vault yet.")

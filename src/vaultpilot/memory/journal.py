@@ -30,8 +30,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from vaultpilot.errors import NotFoundError, StorageError
 from vaultpilot.memory.db import connect
@@ -95,6 +96,23 @@ class ChangeSet:
     def paths(self) -> list[str]:
         out = [c.path_after or c.path_before or "" for c in self.changes]
         return list(dict.fromkeys(p for p in out if p))
+
+    def as_json(self) -> dict[str, Any]:
+        """The change set as ``vaultpilot history --json`` and the server's history show it."""
+        when = datetime.fromtimestamp(self.created_at).astimezone().isoformat(timespec="seconds")
+        return {
+            "id": self.id,
+            "when": when,
+            "source": self.source,
+            "runId": self.run_id,
+            "summary": self.summary,
+            "undoOf": self.undo_of,
+            "files": [
+                {"kind": c.kind, "operation": c.operation, "from": c.path_before,
+                 "to": c.path_after}
+                for c in self.changes
+            ],
+        }  # fmt: skip
 
 
 @dataclass(slots=True)

@@ -18,11 +18,10 @@ and ``UndoChangeSetResult`` describe, pinned by ``tests/server/snapshots/rpc_his
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from vaultpilot.errors import InvalidArgumentError, SetupError, UnreadableNoteError
-from vaultpilot.memory.journal import ChangeSet, Journal, StoredChange
+from vaultpilot.memory.journal import Journal, StoredChange
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.diffs import binary, unified
 from vaultpilot.tools.manage import undo_change_set
@@ -38,25 +37,6 @@ def _journal(ctx: ToolContext) -> Journal:
             "start the server with the default data folder or --data-dir."
         )
     return ctx.journal
-
-
-def _when(ts: float) -> str:
-    return datetime.fromtimestamp(ts).astimezone().isoformat(timespec="seconds")
-
-
-def set_json(cs: ChangeSet) -> dict[str, Any]:
-    return {
-        "id": cs.id,
-        "when": _when(cs.created_at),
-        "source": cs.source,
-        "runId": cs.run_id,
-        "summary": cs.summary,
-        "undoOf": cs.undo_of,
-        "files": [
-            {"kind": c.kind, "operation": c.operation, "from": c.path_before, "to": c.path_after}
-            for c in cs.changes
-        ],
-    }
 
 
 def _text(journal: Journal, digest: str | None, path: str) -> str | None:
@@ -83,13 +63,13 @@ def _diff(journal: Journal, c: StoredChange) -> dict[str, Any]:
 
 def change_history(ctx: ToolContext, *, limit: int) -> dict[str, Any]:
     sets = _journal(ctx).change_sets(str(ctx.root), limit=limit)
-    return {"changeSets": [set_json(s) for s in sets]}
+    return {"changeSets": [s.as_json() for s in sets]}
 
 
 def show_change_set(ctx: ToolContext, set_id: str) -> dict[str, Any]:
     journal = _journal(ctx)
     cs = journal.get(str(ctx.root), set_id)
-    return {**set_json(cs), "diffs": [_diff(journal, c) for c in cs.changes]}
+    return {**cs.as_json(), "diffs": [_diff(journal, c) for c in cs.changes]}
 
 
 def undo_changes(

@@ -31,7 +31,6 @@ __all__ = [
     "create_folder",
     "delete_folder",
     "folder_exists",
-    "missing_folder",
     "move_folder",
     "refused_links",
 ]
@@ -39,13 +38,6 @@ __all__ = [
 
 def folder_exists(ctx: ToolContext, folder: str) -> bool:
     return files.confine(ctx.root, folder).is_dir() if folder else True
-
-
-def missing_folder(folder: str, what: str) -> NotFoundError:
-    return NotFoundError(
-        f"Cannot {what}: folder '{folder}' doesn't exist. Set createFolders=true to "
-        "automatically create missing folders, or use operation='create_folder' first."
-    )
 
 
 def create_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
@@ -60,7 +52,7 @@ def create_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
             return dry(done(p, [], f"folder '{folder}' already exists."), [])
         parent = folder.rsplit("/", 1)[0] if "/" in folder else ""
         if not p.create_folders and not folder_exists(ctx, parent):
-            raise missing_folder(parent, f"create folder '{folder}'")
+            raise files.missing_folder(parent, f"create folder '{folder}'")
         return dry(done(p, [folder], f"would create folder '{folder}'."), [])
     if not files.create_folder(ctx.root, folder, create_parents=p.create_folders):
         return done(p, [], f"Folder '{folder}' already exists; nothing changed.")
@@ -132,7 +124,7 @@ def move_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         raise InvalidArgumentError(f"Cannot move folder '{folder}' into itself.")
     parent = new.rsplit("/", 1)[0] if "/" in new else ""
     if not p.create_folders and not folder_exists(ctx, parent):
-        raise missing_folder(parent, f"move folder '{folder}' to '{new}'")
+        raise files.missing_folder(parent, f"move folder '{folder}' to '{new}'")
     file_moves = {q: new + q[len(folder) :] for q in paths_under(ctx.conn, folder)}
     if p.dry_run or p.approved_files is not None:
         diffs, plan = preview_moves(ctx, [(folder, new)], file_moves)

@@ -46,7 +46,7 @@ from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.daily import date_of_daily_path
 from vaultpilot.tools.diffs import FileDiff, unified, unknown_files
 from vaultpilot.tools.edits import Edit, apply_edits, edit_section
-from vaultpilot.tools.folders import folder_exists, missing_folder, refused_links
+from vaultpilot.tools.folders import folder_exists, refused_links
 from vaultpilot.tools.models import VaultManagerParams
 from vaultpilot.tools.moves import (
     links_after_removal,
@@ -152,7 +152,7 @@ def _create(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
             raise AlreadyExistsError(f"'{path}' already exists; a create would be refused.")
         parent = path.rsplit("/", 1)[0] if "/" in path else ""
         if not p.create_folders and not folder_exists(ctx, parent):
-            raise missing_folder(parent, f"create note at '{path}'")
+            raise files.missing_folder(parent, f"create note at '{path}'")
         return _dry(p, unified(None, path, "", text), f"would create '{path}'.")
     before = all_paths(ctx.conn)
     note = files.create_note(ctx.root, path, text, create_folders=p.create_folders)
@@ -349,7 +349,7 @@ def _move_note(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
     if new == path:
         raise InvalidArgumentError(f"'{path}' is already there; give another destination.")
     if not p.create_folders and not folder_exists(ctx, parent):
-        raise missing_folder(parent, f"move '{path}' to '{new}'")
+        raise files.missing_folder(parent, f"move '{path}' to '{new}'")
     _check_version(ctx, path, p.expected_version)
     if p.dry_run:
         diffs, plan = preview_moves(ctx, [(path, new)], {path: new})
