@@ -61,14 +61,29 @@ export function Sidebar(props: Props) {
 
 export function Coverage({ info }: { info: EmbeddingInfo }) {
   if (info.state === "unknown") return null;
-  const pct = info.chunks ? Math.floor((100 * info.chunksEmbedded) / info.chunks) : 100;
+  const pending = info.notesPending > 0 ? `, ${info.notesPending.toLocaleString("en-US")} notes pending` : "";
+  const working = info.state === "embedding" ? ", embedding…" : "";
+  if (info.chunks === 0) {
+    // Nothing embedded yet: say so instead of "100% of 0".
+    return (
+      <div class="coverage" aria-label="Embedding coverage">
+        <span>
+          {info.notesPending > 0
+            ? `Semantic search: not embedded yet${pending}${working}; search ranks by keywords meanwhile`
+            : "Semantic search: nothing to embed yet"}
+        </span>
+        {info.problem && <span class="warn">{info.problem}</span>}
+      </div>
+    );
+  }
+  const pct = Math.floor((100 * info.chunksEmbedded) / info.chunks);
   return (
     <div class="coverage" aria-label="Embedding coverage">
       <progress max={100} value={pct} aria-hidden="true" />
       <span>
         Semantic search covers {pct}% ({info.chunksEmbedded.toLocaleString("en-US")} of {info.chunks.toLocaleString("en-US")} sections)
-        {info.state === "embedding" ? ", embedding…" : ""}
-        {info.notesPending > 0 ? `, ${info.notesPending} notes pending` : ""}
+        {working}
+        {pending}
       </span>
       {info.problem && <span class="warn">{info.problem}</span>}
     </div>
