@@ -74,6 +74,37 @@ class NoteRecord:
 _DIR_FD = os.stat in os.supports_dir_fd and os.open in os.supports_dir_fd
 
 
+def _open_folder(folder: str) -> tuple[int, list[os.DirEntry[str]]] | None:
+    """The folder's descriptor (-1 without ``dir_fd`` support) and entries; None if unreadable."""
+    fd = -1
+    try:
+        if _DIR_FD:
+            fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            return fd, list(os.scandir(fd))
+        return fd, list(os.scandir(folder))
+    except OSError:
+        if fd >= 0:
+            os.close(fd)
+        return None
+
+
+def _file_stat(
+    entry: os.DirEntry[str], folder: str, fd: int, root_parent: str
+) -> os.stat_result | None:
+    """A file entry's stat; None for a link out of the vault or to a folder, or a vanished file."""
+    try:
+        if entry.is_symlink():
+            real = os.path.realpath(os.path.join(folder, entry.name))
+            if not real.startswith(root_parent) or not os.path.isfile(real):
+                return None  # never follow links out of the vault, nor folder links
+            return os.stat(real)
+        if fd >= 0:
+            return os.stat(entry.name, dir_fd=fd, follow_symlinks=False)
+        return entry.stat(follow_symlinks=False)
+    except OSError:
+        return None  # vanished between listing and stat
+
+
 def _walk(
     real_root: str,
     folder: str,
@@ -92,17 +123,10 @@ def _walk(
     stack: list[tuple[str, str]] = [(folder, prefix)]
     while stack:
         folder, prefix = stack.pop()
-        fd = -1
-        try:
-            if _DIR_FD:
-                fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-                entries = list(os.scandir(fd))
-            else:
-                entries = list(os.scandir(folder))
-        except OSError:
-            if fd >= 0:
-                os.close(fd)
+        listed = _open_folder(folder)
+        if listed is None:
             continue  # an unreadable folder is skipped; status reports files it cannot see
+        fd, entries = listed
         try:
             for entry in entries:
                 name = entry.name
@@ -110,22 +134,18 @@ def _walk(
                     if temp_files is not None and is_temp_name(name):
                         temp_files.append(prefix + name)
                     continue
+                st: os.stat_result | None = None
                 try:
-                    if entry.is_symlink():
-                        real = os.path.realpath(os.path.join(folder, name))
-                        if not real.startswith(root_parent) or not os.path.isfile(real):
-                            continue  # never follow links out of the vault, nor folder links
-                        st = os.stat(real)
-                    elif entry.is_dir(follow_symlinks=False):
-                        stack.append((os.path.join(folder, name), prefix + name + "/"))
-                        continue
-                    elif fd >= 0:
+                    if entry.is_file(follow_symlinks=False) and fd >= 0:  # the common case
                         st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    elif not entry.is_symlink() and entry.is_dir(follow_symlinks=False):
+                        stack.append((os.path.join(folder, name), prefix + name + "/"))
                     else:
-                        st = entry.stat(follow_symlinks=False)
+                        st = _file_stat(entry, folder, fd, root_parent)
                 except OSError:
-                    continue  # vanished between listing and stat
-                out[prefix + name] = FileStat(st.st_mtime_ns, st.st_size)
+                    pass  # vanished between listing and stat
+                if st is not None:
+                    out[prefix + name] = FileStat(st.st_mtime_ns, st.st_size)
         finally:
             if fd >= 0:
                 os.close(fd)

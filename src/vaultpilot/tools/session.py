@@ -32,6 +32,10 @@ read never takes it. ``open_run_context()`` opens a context of its own for an ag
 caller closes ``ctx.conn``): its syncs also go through the writer and skip while live, and its
 ``writing()`` holds the turn for the length of the block.
 
+A write's ``fresh(force=True)`` still walks the whole vault (before planning and after
+writing), even while live: ``fresh`` is not told which files the write changed. At 50,000 notes
+that is most of a write's cost (docs/benchmarks.md).
+
 ``live_info()`` is the watcher's state for status lines and the server's API (``off`` when not
 watching). ``live_session(root, db_path)`` is the context manager a one-process client (chat)
 uses: an opened runtime, closed on exit.
