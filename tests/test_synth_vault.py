@@ -113,6 +113,24 @@ def test_layout_and_size_distribution(vault: tuple[Path, Any]) -> None:
     assert 0.7 * 300 <= stats.frontmatter_notes <= 0.9 * 300
 
 
+def _body_without_code(text: str, c: Counter[str]) -> str:
+    """Counts a note's frontmatter and code into ``c``; its body with the code taken out."""
+    assert text.isascii() and "\r" not in text
+    if text.startswith("---\n"):
+        fm, text = text[4:].split("\n---\n", 1)
+        c["frontmatter_notes"] += 1
+        c["property_links"] += len(RELATED.findall(fm))
+        c["frontmatter_tags"] += len(_fm_tags(fm))
+    for body in FENCE.findall(text):
+        c["code_blocks"] += 1
+        c["code_decoys"] += len(DECOY.findall(body))
+    text = FENCE.sub("", text)
+    for code in INLINE.findall(text):
+        c["inline_code"] += 1
+        c["code_decoys"] += len(DECOY.findall(code))
+    return INLINE.sub("", text)
+
+
 def test_counts_match_regex_outside_code(vault: tuple[Path, Any]) -> None:
     root, stats = vault
     notes = sorted(root.rglob("*.md"))
@@ -124,21 +142,7 @@ def test_counts_match_regex_outside_code(vault: tuple[Path, Any]) -> None:
     bodies: dict[Path, str] = {}
     c: Counter[str] = Counter()
     for p in notes:
-        text = p.read_text(encoding="utf-8")
-        assert text.isascii() and "\r" not in text
-        if text.startswith("---\n"):
-            fm, text = text[4:].split("\n---\n", 1)
-            c["frontmatter_notes"] += 1
-            c["property_links"] += len(RELATED.findall(fm))
-            c["frontmatter_tags"] += len(_fm_tags(fm))
-        for body in FENCE.findall(text):
-            c["code_blocks"] += 1
-            c["code_decoys"] += len(DECOY.findall(body))
-        text = FENCE.sub("", text)
-        for code in INLINE.findall(text):
-            c["inline_code"] += 1
-            c["code_decoys"] += len(DECOY.findall(code))
-        text = INLINE.sub("", text)
+        text = _body_without_code(p.read_text(encoding="utf-8"), c)
         bodies[p] = text
         headings[p] = {h for _, h in HEADING.findall(text)}
         blocks[p] = set(BLOCK.findall(text))

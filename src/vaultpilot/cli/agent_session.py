@@ -22,7 +22,7 @@ import contextlib
 import signal
 import sqlite3
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -38,7 +38,7 @@ from vaultpilot.agent import (
 )
 from vaultpilot.agent.build import build_agent
 from vaultpilot.agent.events import AgentEvent, ApprovalRequired, FinishReason
-from vaultpilot.cli.approvals import Approver, Ask
+from vaultpilot.cli.approvals import Approver, Ask, Choice
 from vaultpilot.cli.common import open_workspace
 from vaultpilot.locations import data_root, memory_db_path
 from vaultpilot.memory.db import connect as connect_memory
@@ -114,6 +114,35 @@ async def _ticker(view: View) -> None:
         await asyncio.sleep(0.1)
 
 
+def _apply(controls: RunControls, call_id: str, choice: Choice | None) -> None:
+    """Pass the person's answer to the run: None (Ctrl-C at the question) interrupts it."""
+    if choice is None:
+        controls.interrupt()
+    elif choice.kind == "no":
+        controls.deny(call_id, choice.reason)
+    elif choice.kind == "some":
+        controls.approve(call_id, list(choice.files))
+    else:
+        controls.approve(call_id)
+
+
+def _sigint_switch(controls: RunControls) -> Callable[[bool], None]:
+    """Turns Ctrl-C into an interrupt of the run while on; on Windows (no signal handlers in
+    the event loop) Ctrl-C raises ``KeyboardInterrupt`` instead and this does nothing."""
+    loop = asyncio.get_running_loop()
+    on_posix = sys.platform != "win32"
+
+    def switch(enable: bool) -> None:
+        if not on_posix:
+            return
+        if enable:
+            loop.add_signal_handler(signal.SIGINT, controls.interrupt)
+        else:
+            loop.remove_signal_handler(signal.SIGINT)
+
+    return switch
+
+
 async def run_once(
     session: Session,
     conversation_id: str,
@@ -126,37 +155,19 @@ async def run_once(
 ) -> RunOutcome:
     controls = RunControls()
     approver = Approver(mode=mode)
-    loop = asyncio.get_running_loop()
-    on_posix = sys.platform != "win32"
     question = ask or _read_stdin
-
-    def catch_sigint(enable: bool) -> None:
-        if not on_posix:
-            return
-        if enable:
-            loop.add_signal_handler(signal.SIGINT, controls.interrupt)
-        else:
-            loop.remove_signal_handler(signal.SIGINT)
+    catch_sigint = _sigint_switch(controls)
 
     async def decide(event: ApprovalRequired) -> None:
-        automatic = approver.preapproved(event)
-        if automatic is None:
+        choice = approver.preapproved(event)
+        if choice is None:
             view.show(event)
             catch_sigint(False)  # Ctrl-C at the question interrupts the run
             try:
                 choice = await approver.answer(event, question)
             finally:
                 catch_sigint(True)
-        else:
-            choice = automatic
-        if choice is None:
-            controls.interrupt()
-        elif choice.kind == "no":
-            controls.deny(event.call_id, choice.reason)
-        elif choice.kind == "some":
-            controls.approve(event.call_id, list(choice.files))
-        else:
-            controls.approve(event.call_id)
+        _apply(controls, event.call_id, choice)
 
     reason: FinishReason = "error"
     said = False

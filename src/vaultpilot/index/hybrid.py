@@ -208,6 +208,58 @@ def _blend(scored: list[tuple[int, float]], weight: float, into: dict[int, float
         into[fid] = into.get(fid, 0.0) + weight * ((s - low) / (high - low) if high > low else 1.0)
 
 
+def _vector_side(
+    index: VectorIndex,
+    embedder: Embedder,
+    text: str,
+    ids: set[int] | None,
+    also: list[int],
+    fusion: Fusion,
+) -> tuple[list[ChunkMatch], dict[int, float], str | None]:
+    """The notes nearest ``text`` by meaning and the cosine of each candidate (``also``: the
+    keyword hits), or no hits and a notice when the embedding server failed."""
+    try:
+        query = embedder.embed([text])[0]
+    except EmbeddingServiceError as err:  # a remote server down must not stop search
+        return [], {}, f"{err} Ranked by keywords only."
+    found, cosines = index.note_matches(
+        query,
+        limit=fusion.pool,
+        file_ids=None if ids is None else sorted(ids),
+        also=also,
+    )
+    return [m for m in found if m.score >= fusion.min_similarity], cosines, None
+
+
+def _add_graph(
+    conn: sqlite3.Connection, fused: dict[int, float], ids: set[int] | None, fusion: Fusion
+) -> dict[int, float]:
+    """Rank the notes linked to or from the best fused ones, add that ranking to ``fused``,
+    and return the link scores (within the filter ``ids``)."""
+    seeds = sorted(fused.items(), key=lambda kv: -kv[1])[: fusion.graph_seeds]
+    top = seeds[0][1]
+    graph = _graph_scores(conn, [(fid, s / top) for fid, s in seeds])
+    if ids is not None:
+        graph = {fid: s for fid, s in graph.items() if fid in ids}
+    ranked = sorted(graph, key=lambda fid: (-graph[fid], fid))
+    _rrf(ranked, fusion.graph, fusion.k, fused)
+    return graph
+
+
+def _words_are_a_match(
+    probability: dict[int, float],
+    kw_rank: dict[int, tuple[int, KeywordHit]],
+    held: dict[int, tuple[float, float]],
+    threshold: float,
+) -> None:
+    """A note holding every word of the query (CJK and accent-free matches included), or at
+    least half of the query's idf weight, is a match whatever the cosine says: the model is
+    English-only, and a user who typed the note's own words is never told nothing was found."""
+    for fid, (_, hit) in kw_rank.items():
+        if (hit.all_words or held.get(fid, (0.0, 0.0))[0] >= _HELD_ENOUGH) and fid in probability:
+            probability[fid] = max(probability[fid], threshold)
+
+
 def hybrid_search(
     conn: sqlite3.Connection,
     text: str,
@@ -242,18 +294,9 @@ def hybrid_search(
     vec_hits: list[ChunkMatch] = []
     cosines: dict[int, float] = {}
     if index is not None and embedder is not None and ids != set():
-        try:
-            query = embedder.embed([text])[0]
-        except EmbeddingServiceError as err:  # a remote server down must not stop search
-            query, notice = None, f"{err} Ranked by keywords only."
-        if query is not None:
-            found, cosines = index.note_matches(
-                query,
-                limit=fusion.pool,
-                file_ids=None if ids is None else sorted(ids),
-                also=[h.file_id for h in kw_hits],
-            )
-            vec_hits = [m for m in found if m.score >= fusion.min_similarity]
+        also = [h.file_id for h in kw_hits]
+        vec_hits, cosines, failed = _vector_side(index, embedder, text, ids, also, fusion)
+        notice = failed or notice
     sides: Mode = "hybrid" if kw_hits and vec_hits else ("vector" if vec_hits else "keyword")
     if mode == "vector":
         sides = "vector"
@@ -273,13 +316,7 @@ def hybrid_search(
         _rrf([m.file_id for m in vec_hits], fusion.vector, fusion.k, fused)
     graph: dict[int, float] = {}
     if fusion.graph > 0 and mode == "hybrid" and len(fused) > 1:
-        seeds = sorted(fused.items(), key=lambda kv: -kv[1])[: fusion.graph_seeds]
-        top = seeds[0][1]
-        graph = _graph_scores(conn, [(fid, s / top) for fid, s in seeds])
-        if ids is not None:
-            graph = {fid: s for fid, s in graph.items() if fid in ids}
-        ranked = sorted(graph, key=lambda fid: (-graph[fid], fid))
-        _rrf(ranked, fusion.graph, fusion.k, fused)
+        graph = _add_graph(conn, fused, ids, fusion)
     order = sorted(fused, key=lambda fid: (-fused[fid], fid))
     if mode != "hybrid":
         order = [fid for fid in order if fid in kw_rank or fid in vec_rank]
@@ -291,13 +328,7 @@ def hybrid_search(
         fid: relevance(cosines.get(fid) if calibrated else None, *held.get(fid, (0.0, 0.0)))
         for fid in order
     }
-    for fid, (_, hit) in kw_rank.items():
-        # A note holding every word of the query (CJK and accent-free matches included), or
-        # at least half of the query's idf weight, is a match whatever the cosine says: the
-        # model is English-only, and a user who typed the note's own words is never told that
-        # nothing was found.
-        if (hit.all_words or held.get(fid, (0.0, 0.0))[0] >= _HELD_ENOUGH) and fid in probability:
-            probability[fid] = max(probability[fid], fusion.threshold)
+    _words_are_a_match(probability, kw_rank, held, fusion.threshold)
     if fusion.evidence > 0 and calibrated:  # the evidence itself, as a third ranking
         ranked = sorted(order, key=lambda fid: -_evidence(cosines.get(fid), held.get(fid)))
         _rrf(ranked, fusion.evidence, fusion.k, fused)

@@ -20,7 +20,9 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import chain
 
 from vaultpilot.index.search import keyword_side
 from vaultpilot.index.vectors import VectorCache, VectorIndex
@@ -120,6 +122,42 @@ def _paths(conn: sqlite3.Connection, ids: list[int]) -> dict[int, str]:
     return {int(i): str(p) for i, p in rows}
 
 
+def _by_links(conn: sqlite3.Connection, path: str) -> Iterator[tuple[str, float, str]]:
+    """(other note, score, reason) for each note linked from or to ``path``."""
+    rows = conn.execute(
+        "SELECT 'out', t.path, COUNT(*) FROM links l JOIN files s ON s.id = l.source_id"
+        " JOIN files t ON t.id = l.target_id WHERE s.path = ? AND t.is_note = 1 GROUP BY t.path"
+        " UNION ALL SELECT 'in', s.path, COUNT(*) FROM links l JOIN files s ON s.id = l.source_id"
+        " JOIN files t ON t.id = l.target_id WHERE t.path = ? GROUP BY s.path",
+        (path, path),
+    ).fetchall()
+    for direction, other, n in rows:
+        reason = "linked from it" if direction == "out" else "links here"
+        yield other, 1.0 + 0.05 * min(n - 1, 4), reason
+
+
+def _by_tags(conn: sqlite3.Connection, path: str) -> Iterator[tuple[str, float, str]]:
+    """(other note, score, reason) for each tag a note shares with ``path``, three at most."""
+    tags = [
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT t.tag_lower FROM tags t JOIN files f ON f.id = t.file_id"
+            " WHERE f.path = ?",
+            (path,),
+        )
+    ]
+    shared: Counter[str] = Counter()
+    for tag in tags:
+        for (other,) in conn.execute(
+            "SELECT DISTINCT f.path FROM tags t JOIN files f ON f.id = t.file_id"
+            " WHERE t.tag_lower = ? AND f.is_note = 1",
+            (tag,),
+        ):
+            if shared[other] < 3:
+                shared[other] += 1
+                yield other, 0.3, f"shares #{tag}"
+
+
 def related_notes(
     conn: sqlite3.Connection,
     path: str,
@@ -144,38 +182,8 @@ def related_notes(
         if reason not in reasons.setdefault(other, []):
             reasons[other].append(reason)
 
-    rows = conn.execute(
-        "SELECT 'out', t.path, COUNT(*) FROM links l JOIN files s ON s.id = l.source_id"
-        " JOIN files t ON t.id = l.target_id WHERE s.path = ? AND t.is_note = 1 GROUP BY t.path"
-        " UNION ALL SELECT 'in', s.path, COUNT(*) FROM links l JOIN files s ON s.id = l.source_id"
-        " JOIN files t ON t.id = l.target_id WHERE t.path = ? GROUP BY s.path",
-        (path, path),
-    ).fetchall()
-    for direction, other, n in rows:
-        add(
-            other,
-            1.0 + 0.05 * min(n - 1, 4),
-            "linked from it" if direction == "out" else "links here",
-        )
-
-    tags = [
-        r[0]
-        for r in conn.execute(
-            "SELECT DISTINCT t.tag_lower FROM tags t JOIN files f ON f.id = t.file_id"
-            " WHERE f.path = ?",
-            (path,),
-        )
-    ]
-    shared: Counter[str] = Counter()
-    for tag in tags:
-        for (other,) in conn.execute(
-            "SELECT DISTINCT f.path FROM tags t JOIN files f ON f.id = t.file_id"
-            " WHERE t.tag_lower = ? AND f.is_note = 1",
-            (tag,),
-        ):
-            if shared[other] < 3:
-                shared[other] += 1
-                add(other, 0.3, f"shares #{tag}")
+    for other, score, reason in chain(_by_links(conn, path), _by_tags(conn, path)):
+        add(other, score, reason)
 
     for item in similar_notes(conn, path, vectors=vectors):
         if item.score > 0:

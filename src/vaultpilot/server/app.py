@@ -271,6 +271,15 @@ def _static_route(app: FastAPI, name: str, body: bytes, media: str) -> None:
 
 
 def _routes(app: FastAPI, state: ServerState) -> None:
+    """Every route, in the order the OpenAPI document lists them."""
+    _command_routes(app, state)
+    _listing_routes(app, state)
+    _page_routes(app, state)
+    _websocket_route(app, state)
+
+
+def _command_routes(app: FastAPI, state: ServerState) -> None:
+    """/rpc, and one route per command: the tools and the agent view's commands."""
     rpc_errors: dict[int | str, dict[str, Any]] = {
         s: {"model": Envelope[None], "description": "Refused; see error.code."}
         for s in (400, 401, 403, 413)
@@ -301,6 +310,10 @@ def _routes(app: FastAPI, state: ServerState) -> None:
         _command_route(
             app, state, f"/agent/{name}", name, m.ARGUMENT_MODELS[name], _AGENT_RESULTS[name], name
         )
+
+
+def _listing_routes(app: FastAPI, state: ServerState) -> None:
+    """The vaults served and a vault's stored conversations."""
 
     @app.get("/vaults", response_model=list[m.VaultInfo], operation_id="vaults")
     async def vaults() -> list[m.VaultInfo]:
@@ -338,6 +351,10 @@ def _routes(app: FastAPI, state: ServerState) -> None:
             for c in stored
         ]
 
+
+def _page_routes(app: FastAPI, state: ServerState) -> None:
+    """Signing a browser in, and the agent view's page and assets."""
+
     @app.post("/login-link", response_model=m.LoginLink, operation_id="loginLink")
     async def login_link(request: Request) -> m.LoginLink:
         """A one-time link that signs a browser in to the agent view (key required; the
@@ -362,6 +379,8 @@ def _routes(app: FastAPI, state: ServerState) -> None:
     for name, (body, media) in files.items():
         _static_route(app, name, body, media)
 
+
+def _websocket_route(app: FastAPI, state: ServerState) -> None:
     @app.websocket("/ws")
     async def websocket(ws: WebSocket) -> None:
         def hello(sub: Subscriber) -> dict[str, Any]:

@@ -230,10 +230,9 @@ def _item_text(tag: str, items: CommentedSeq, y: YAML) -> str:
     return text[1:].lstrip() if text.startswith("-") else text
 
 
-def _edit_tags(block: _Block, add: list[str], remove: list[str], changed: list[str]) -> None:
-    data = block.data
-    key = _find_key(data, "tags")
-    node = data[key] if key is not None else None
+def _current_tags(key: str | None, node: Any) -> list[str]:
+    """The tags the note lists now; refuses a comma- or space-separated string (no tags to
+    Obsidian), saying how to make it a list."""
     if isinstance(node, str) and (invalid_list_string(node) or len(node.split()) > 1):
         parts = [p for p in re.split(r"[,\s]+", node) if p]
         raise InvalidArgumentError(
@@ -243,17 +242,46 @@ def _edit_tags(block: _Block, add: list[str], remove: list[str], changed: list[s
             f"metadataChanges={{'{key}': {parts!r}}}); nothing was changed."
         )
     if isinstance(node, str):
-        current = [node] if node.strip() else []
-    elif isinstance(node, list):
-        current = [str(i) for i in node if i is not None]
-    else:
-        current = []
+        return [node] if node.strip() else []
+    if isinstance(node, list):
+        return [str(i) for i in node if i is not None]
+    return []
+
+
+def _new_tags(current: list[str], add: list[str]) -> list[str]:
+    """The tags of ``add`` the note does not have yet (case-insensitive), each once."""
     have = {normalize_tag(t).lower() for t in current}
     to_add = []
     for tag in add:
         if tag.lower() not in have:
             have.add(tag.lower())
             to_add.append(tag)
+    return to_add
+
+
+def _edit_block_list(
+    block: _Block, key: str, node: CommentedSeq, to_remove: list[str], to_add: list[str]
+) -> None:
+    """Drop and append the lines of a block list's items; every other line stays as written."""
+    end = block.ranges[key][1]
+    item_lines = [node.lc.item(i)[0] for i in range(len(node))]
+    for i, item in enumerate(node):
+        if item in to_remove:
+            stop = item_lines[i + 1] if i + 1 < len(node) else end
+            block.edits.append((item_lines[i], stop, []))
+    if to_add:
+        match = _ITEM_PREFIX.match(block.lines[item_lines[0]])
+        prefix = match.group(1) if match else "  - "
+        new = [f"{prefix}{_item_text(t, node, block.y)}\n" for t in to_add]
+        block.edits.append((end, end, new))
+
+
+def _edit_tags(block: _Block, add: list[str], remove: list[str], changed: list[str]) -> None:
+    data = block.data
+    key = _find_key(data, "tags")
+    node = data[key] if key is not None else None
+    current = _current_tags(key, node)
+    to_add = _new_tags(current, add)
     drop = {t.lower() for t in remove}
     to_remove = [t for t in current if normalize_tag(t).lower() in drop]
     if not to_add and not to_remove:
@@ -268,17 +296,7 @@ def _edit_tags(block: _Block, add: list[str], remove: list[str], changed: list[s
         block.delete_key(key)
         return
     if isinstance(node, CommentedSeq) and not node.fa.flow_style() and len(node) > 0:
-        end = block.ranges[key][1]
-        item_lines = [node.lc.item(i)[0] for i in range(len(node))]
-        for i, item in enumerate(node):
-            if item in to_remove:
-                stop = item_lines[i + 1] if i + 1 < len(node) else end
-                block.edits.append((item_lines[i], stop, []))
-        if to_add:
-            match = _ITEM_PREFIX.match(block.lines[item_lines[0]])
-            prefix = match.group(1) if match else "  - "
-            new = [f"{prefix}{_item_text(t, node, block.y)}\n" for t in to_add]
-            block.edits.append((end, end, new))
+        _edit_block_list(block, key, node, to_remove, to_add)
         return
     if isinstance(node, CommentedSeq):  # a flow list stays a flow list (items keep quotes)
         flow = CommentedSeq([item for item in node if item not in to_remove] + to_add)
