@@ -32,7 +32,6 @@ from vaultpilot.index.embedding import (
     load_default_embedder,
 )
 from vaultpilot.index.embedding import build as build_module
-from vaultpilot.index.embedding import remote as remote_module
 from vaultpilot.index.embedding.__main__ import main as embedding_cli
 from vaultpilot.index.embedding._safetensors import read_safetensors
 
@@ -119,7 +118,7 @@ def _write_safetensors(path: Path, tensors: dict[str, np.ndarray]) -> None:
 
 
 def test_safetensors_round_trip(tmp_path: Path) -> None:
-    tensors = {
+    tensors: dict[str, np.ndarray] = {
         "a.weight": np.arange(6, dtype=np.float32).reshape(2, 3),
         "b.ids": np.array([[1, 2, 3]], dtype=np.int64),
     }
@@ -160,17 +159,19 @@ def _tiny_bert(rng: np.random.Generator, layers: int, hidden: int, ffn: int) -> 
     return w
 
 
-def _numpy_bert(w: dict[str, Any], ids: list[int], layers: int, heads: int) -> np.ndarray:
+def _numpy_bert(weights: dict[str, Any], ids: list[int], layers: int, heads: int) -> np.ndarray:
     """Reference: HF BertModel (eval) + mean pooling + L2 norm, in float64 numpy."""
-    w = {k: np.asarray(v, dtype=np.float64) for k, v in w.items()}
+    w: dict[str, np.ndarray] = {k: np.asarray(v, dtype=np.float64) for k, v in weights.items()}
 
     def norm(x: np.ndarray, key: str) -> np.ndarray:
         mean = x.mean(-1, keepdims=True)
         var = ((x - mean) ** 2).mean(-1, keepdims=True)
-        return (x - mean) / np.sqrt(var + 1e-12) * w[f"{key}.weight"] + w[f"{key}.bias"]
+        out: np.ndarray = (x - mean) / np.sqrt(var + 1e-12) * w[f"{key}.weight"] + w[f"{key}.bias"]
+        return out
 
     def dense(x: np.ndarray, key: str) -> np.ndarray:
-        return x @ w[f"{key}.weight"].T + w[f"{key}.bias"]
+        out: np.ndarray = x @ w[f"{key}.weight"].T + w[f"{key}.bias"]
+        return out
 
     erf = np.vectorize(math.erf)
     seq = len(ids)
@@ -192,7 +193,8 @@ def _numpy_bert(w: dict[str, Any], ids: list[int], layers: int, heads: int) -> n
         act = 0.5 * up * (1 + erf(up / math.sqrt(2)))
         x = norm(x + dense(act, f"{p}output.dense"), f"{p}output.LayerNorm")
     pooled = x.mean(0)
-    return pooled / np.linalg.norm(pooled)
+    out: np.ndarray = pooled / np.linalg.norm(pooled)
+    return out
 
 
 def test_graph_matches_numpy_bert_with_padding() -> None:
@@ -352,7 +354,8 @@ def _fake_vector(text: str) -> list[float]:
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    monkeypatch.setattr(remote_module.time, "sleep", lambda _: None)
+    # the retry pauses of the remote client (it calls time.sleep)
+    monkeypatch.setattr("vaultpilot.index.embedding.remote.time.sleep", lambda _: None)
     _Handler.requests.clear()
     _Handler.script.clear()
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)

@@ -3,7 +3,8 @@ the example vault with a real index, and snapshot helpers.
 
 ``serve(turns, before_turn=None)`` starts a ``ScriptedModelServer`` (stopped after the test);
 ``model_for(server)`` is an ``OpenAIChatModel`` on it with no retries and a short timeout;
-``collect(agent, message, ...)`` runs the loop and returns its events.
+``collect(agent, message, ...)`` runs the loop and returns its events; ``finished(events)`` is
+its last event, typed as the ``RunFinished`` it must be.
 ``snapshot(name, value)`` compares with ``snapshots/<name>.json``; ``UPDATE_SNAPSHOTS=1``
 rewrites them after an intended change.
 """
@@ -16,13 +17,13 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import openai
 import pytest
 
 from vaultpilot.agent import Agent, NoteVersions, RunControls, VaultTools, run
-from vaultpilot.agent.events import AgentEvent, event_to_dict
+from vaultpilot.agent.events import AgentEvent, RunFinished, event_to_dict
 from vaultpilot.agent.openai_model import OpenAIChatModel
 from vaultpilot.agent.testing import ScriptedModelServer, ScriptedTurn
 from vaultpilot.tools import open_context
@@ -30,6 +31,7 @@ from vaultpilot.tools import open_context
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 NOW = datetime(2025, 11, 12, 18, 0, tzinfo=UTC)
 TEST_NOTE = "# Test\n\nThe second line.\n"
+E = TypeVar("E", bound=AgentEvent)
 
 
 @pytest.fixture
@@ -81,7 +83,7 @@ def collect(
     controls: RunControls | None = None,
     versions: NoteVersions | None = None,
     history: Sequence[dict[str, Any]] = (),
-    on_event: Callable[[AgentEvent], None] | None = None,
+    on_event: Callable[[AgentEvent], object] | None = None,
 ) -> list[AgentEvent]:
     async def go() -> list[AgentEvent]:
         out = []
@@ -100,8 +102,16 @@ def kinds(events: Sequence[AgentEvent]) -> list[str]:
     return [e.kind for e in events]
 
 
-def of_kind(events: Sequence[AgentEvent], kind: str) -> list[Any]:
-    return [e for e in events if e.kind == kind]
+def of_kind(events: Sequence[AgentEvent], kind: type[E]) -> list[E]:
+    """The events of one kind, typed as it: ``of_kind(events, ToolResult)``."""
+    return [e for e in events if isinstance(e, kind)]
+
+
+def finished(events: Sequence[AgentEvent]) -> RunFinished:
+    """The run's last event, which is always its ``run_finished``."""
+    last = events[-1]
+    assert isinstance(last, RunFinished), f"the run ended with {last.kind!r}, not run_finished"
+    return last
 
 
 def stable(events: Sequence[AgentEvent]) -> list[dict[str, Any]]:

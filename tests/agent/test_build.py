@@ -19,6 +19,7 @@ from vaultpilot.agent.approvals import DEFAULT_RULES, ApprovalPolicy
 from vaultpilot.agent.build import NOT_OFFERED, build_agent, system_prompt
 from vaultpilot.agent.config import AgentConfig
 from vaultpilot.agent.controls import RunControls
+from vaultpilot.agent.events import ApprovalRequired, ToolResult
 from vaultpilot.agent.testing import ScriptedCall, ScriptedTurn
 from vaultpilot.agent.vault_tools import VaultTools
 from vaultpilot.agent.versions import NoteVersions
@@ -103,7 +104,7 @@ def test_an_agent_run_is_one_change_set(serve: Any, ctx: ToolContext, data_dir: 
     )
     agent = build_agent(ctx, AgentConfig(), model_for(server), data_root=data_dir)
     events = collect(agent, "make two notes")
-    assert [e.success for e in of_kind(events, "tool_result")] == [True, True]
+    assert [e.success for e in of_kind(events, ToolResult)] == [True, True]
     journal = Journal(memory_db_path(data_dir))
     try:
         sets = journal.change_sets(str(ctx.root))
@@ -188,10 +189,10 @@ def test_note_text_reaches_the_model_between_markers_it_cannot_forge(
     assert content.startswith(f"⟦note {token}⟧\n# Article") and content.endswith(f"⟦/note {token}⟧")
     assert sent["primaryNote"]["hiddenText"] == ["HTML comment"]
     # The events (what a person sees) keep the plain result.
-    shown = of_kind(events, "tool_result")[0].result["primaryNote"]["content"]
+    shown = of_kind(events, ToolResult)[0].result["primaryNote"]["content"]
     assert shown.startswith("# Article")
     # After reading a clipping, a change the policy allows still asks, and nobody approved it.
-    asked = of_kind(events, "approval_required")
+    asked = of_kind(events, ApprovalRequired)
     assert (
         len(asked) == 1
         and "untrusted" in asked[0].reason
@@ -224,10 +225,10 @@ def test_the_vaults_rules_hold_in_a_run(serve: Any, vault: Path, data_dir: Path)
     finally:
         ctx.conn.close()
     assert "People: hidden from you." in agent.system_prompt
-    first, second = of_kind(events, "tool_result")
+    first, second = of_kind(events, ToolResult)
     assert not first.success and "deny" in first.result["error"]
     assert "oat flat white" not in json.dumps(server.requests[1].body)
-    (asked,) = of_kind(events, "approval_required")
+    (asked,) = of_kind(events, ApprovalRequired)
     assert asked.operation == "create_note" and 'mode = "ask"' in asked.reason
     assert not second.success and not (vault / "Projects" / "New.md").exists()
 

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.agent.conftest import collect, model_for, of_kind
+from tests.agent.conftest import collect, finished, model_for, of_kind
 from vaultpilot.agent import (
     Agent,
     ApprovalPolicy,
@@ -18,7 +18,15 @@ from vaultpilot.agent import (
     RunLimits,
     VaultTools,
 )
-from vaultpilot.agent.events import AgentEvent
+from vaultpilot.agent.events import (
+    AgentEvent,
+    ApprovalResolved,
+    ErrorEvent,
+    MessageAdded,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 from vaultpilot.agent.testing import ScriptedCall, ScriptedTurn
 
 
@@ -52,7 +60,7 @@ def test_several_tool_calls_in_one_turn_run_in_order_with_their_ids(serve: Any) 
     agent = Agent(model_for(server), FunctionTools([note, echo]), "system")
     events = collect(agent, "go")
     assert order == ["a", "c"]
-    results = of_kind(events, "tool_result")
+    results = of_kind(events, ToolResult)
     assert [r.call_id for r in results] == ["call_0_0", "call_0_1", "call_0_2"]
     sent = server.requests[1].body["messages"]
     assistant = sent[-4]
@@ -78,7 +86,7 @@ def test_malformed_arguments_become_a_result_the_model_corrects(
     )
     agent = Agent(model_for(server), vault_tools, "system")
     events = collect(agent, "find test")
-    results = of_kind(events, "tool_result")
+    results = of_kind(events, ToolResult)
     assert [r.success for r in results] == [False, False, False, True]
     assert results[0].source == "invalid"
     assert "not valid JSON" in results[0].result["error"]
@@ -88,8 +96,8 @@ def test_malformed_arguments_become_a_result_the_model_corrects(
     )
     assert results[1].source == "tool"  # the tool's own validation, with the valid values
     assert "JSON object" in results[2].result["error"]
-    assert of_kind(events, "tool_call")[0].arguments is None
-    assert events[-1].reason == "done"
+    assert of_kind(events, ToolCall)[0].arguments is None
+    assert finished(events).reason == "done"
     fed_back = json.loads(server.requests[1].body["messages"][-1]["content"])
     assert "not valid JSON" in fed_back["error"]
 
@@ -98,7 +106,7 @@ def test_an_unknown_tool_is_answered_with_the_valid_names(serve: Any) -> None:
     server = serve([calls(("delete_everything", {})), ScriptedTurn(text="sorry")])
     agent = Agent(model_for(server), FunctionTools([echo]), "system")
     events = collect(agent, "go")
-    result = of_kind(events, "tool_result")[0]
+    result = of_kind(events, ToolResult)[0]
     assert not result.success and result.source == "invalid"
     assert result.result == {"error": "Unknown tool 'delete_everything'. Valid tools: echo."}
 
@@ -115,11 +123,11 @@ def test_interrupt_mid_stream_closes_the_stream_and_ends_the_run(serve: Any) -> 
     started = time.monotonic()
     events = collect(agent, "go", controls=controls, on_event=on_event)
     assert time.monotonic() - started < 5
-    finished = events[-1]
-    assert finished.kind == "run_finished" and finished.reason == "interrupted"
-    assert finished.text in ("one ", "one two ")  # what came before the stall
-    history = [e.message for e in of_kind(events, "message")]
-    assert history[-1] == {"role": "assistant", "content": finished.text}
+    end = finished(events)
+    assert end.reason == "interrupted"
+    assert end.text in ("one ", "one two ")  # what came before the stall
+    history = [e.message for e in of_kind(events, MessageAdded)]
+    assert history[-1] == {"role": "assistant", "content": end.text}
     deadline = time.monotonic() + 3
     while not server.disconnects and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -137,8 +145,10 @@ def test_interrupt_while_waiting_for_approval_closes_the_open_calls(serve: Any) 
         controls=controls,
         on_event=lambda e: controls.interrupt() if e.kind == "approval_required" else None,
     )
-    assert events[-1].reason == "interrupted"
-    tool_messages = [e.message for e in of_kind(events, "message") if e.message["role"] == "tool"]
+    assert finished(events).reason == "interrupted"
+    tool_messages = [
+        e.message for e in of_kind(events, MessageAdded) if e.message["role"] == "tool"
+    ]
     assert [m["tool_call_id"] for m in tool_messages] == ["call_0_0", "call_0_1"]
     assert "Unknown tool" in tool_messages[0]["content"]
     assert "Interrupted" in tool_messages[1]["content"]
@@ -162,12 +172,12 @@ def test_a_denied_delete_does_not_run(serve: Any, vault_tools: VaultTools, vault
         _delete_agent(server, vault_tools), "delete test", controls=controls, on_event=on_event
     )
     assert (vault / "test.md").exists()
-    resolved = of_kind(events, "approval_resolved")[0]
+    resolved = of_kind(events, ApprovalResolved)[0]
     assert (resolved.approved, resolved.by) == (False, "user")
-    result = of_kind(events, "tool_result")[0]
+    result = of_kind(events, ToolResult)[0]
     assert (result.success, result.source) == (False, "denied")
     assert "refused" in result.result["error"] and "keep it" in result.result["error"]
-    assert events[-1].reason == "done"
+    assert finished(events).reason == "done"
 
 
 def test_an_approved_delete_runs(serve: Any, vault_tools: VaultTools, vault: Path) -> None:
@@ -181,7 +191,7 @@ def test_an_approved_delete_runs(serve: Any, vault_tools: VaultTools, vault: Pat
         on_event=lambda e: controls.approve(e.call_id) if e.kind == "approval_required" else None,
     )
     assert not (vault / "test.md").exists() and (vault / ".trash" / "test.md").exists()
-    assert of_kind(events, "tool_result")[0].success
+    assert of_kind(events, ToolResult)[0].success
 
 
 def test_ask_without_anyone_to_answer_and_deny_policy_refuse(
@@ -195,9 +205,9 @@ def test_ask_without_anyone_to_answer_and_deny_policy_refuse(
     policy = ApprovalPolicy().with_rules({"obsidian_vault_manager.bulk_tag": "deny"})
     agent = Agent(model_for(server), vault_tools, "system", policy=policy)
     events = collect(agent, "tidy up")  # no controls: nobody can approve
-    resolved = [(e.approved, e.by) for e in of_kind(events, "approval_resolved")]
+    resolved = [(e.approved, e.by) for e in of_kind(events, ApprovalResolved)]
     assert resolved == [(False, "nobody"), (False, "policy")]
-    assert [r.source for r in of_kind(events, "tool_result")] == ["denied", "denied"]
+    assert [r.source for r in of_kind(events, ToolResult)] == ["denied", "denied"]
 
 
 def test_max_steps_stops_the_run(serve: Any) -> None:
@@ -205,9 +215,9 @@ def test_max_steps_stops_the_run(serve: Any) -> None:
     server = serve(turns)
     agent = Agent(model_for(server), FunctionTools([echo]), "system", limits=RunLimits(max_steps=2))
     events = collect(agent, "loop forever")
-    finished = events[-1]
-    assert (finished.reason, finished.steps) == ("max_steps", 2)
-    assert len(server.requests) == 2 and len(of_kind(events, "tool_result")) == 2
+    end = finished(events)
+    assert (end.reason, end.steps) == ("max_steps", 2)
+    assert len(server.requests) == 2 and len(of_kind(events, ToolResult)) == 2
 
 
 def test_the_token_budget_stops_the_run(serve: Any) -> None:
@@ -216,8 +226,8 @@ def test_the_token_budget_stops_the_run(serve: Any) -> None:
         model_for(server), FunctionTools([echo]), "system", limits=RunLimits(token_budget=10)
     )
     events = collect(agent, "go")
-    assert events[-1].reason == "budget" and len(server.requests) == 1
-    usage = of_kind(events, "usage")[0]
+    assert finished(events).reason == "budget" and len(server.requests) == 1
+    usage = of_kind(events, Usage)[0]
     assert usage.total_tokens >= 10 and not usage.estimated
 
 
@@ -240,10 +250,10 @@ def test_a_note_changed_in_obsidian_meanwhile_is_not_overwritten(
     )
     versions = NoteVersions()
     events = collect(Agent(model_for(server), vault_tools, "system"), "rewrite", versions=versions)
-    call = of_kind(events, "tool_call")[1]
-    read_version = of_kind(events, "tool_result")[0].result["primaryNote"]["version"]
+    call = of_kind(events, ToolCall)[1]
+    read_version = of_kind(events, ToolResult)[0].result["primaryNote"]["version"]
     assert call.added == {"expectedVersion": read_version}
-    refused = of_kind(events, "tool_result")[1]
+    refused = of_kind(events, ToolResult)[1]
     assert not refused.success and "changed since you read it" in refused.result["message"]
     assert note.read_text(encoding="utf-8") == "# Test\n\nEdited in Obsidian.\n"
 
@@ -260,8 +270,8 @@ def test_a_write_after_a_read_goes_through_when_nothing_changed(
         ]
     )
     events = collect(Agent(model_for(server), vault_tools, "system"), "append twice")
-    assert [r.success for r in of_kind(events, "tool_result")] == [True, True, True]
-    added = [c.added for c in of_kind(events, "tool_call")]
+    assert [r.success for r in of_kind(events, ToolResult)] == [True, True, True]
+    added = [c.added for c in of_kind(events, ToolCall)]
     assert added[1] and added[2] and added[1] != added[2]  # the version after the first write
     assert (vault / "test.md").read_text(encoding="utf-8").rstrip().endswith("again")
 
@@ -284,7 +294,7 @@ def test_an_override_replaces_the_tool_call(serve: Any) -> None:
             controls.override(e.call_id, {"answer": 42}) if e.kind == "tool_call" else None
         ),
     )
-    result = of_kind(events, "tool_result")[0]
+    result = of_kind(events, ToolResult)[0]
     assert (result.source, result.result, ran) == ("override", {"answer": 42}, [])
     assert json.loads(server.requests[1].body["messages"][-1]["content"]) == {"answer": 42}
 
@@ -292,9 +302,9 @@ def test_an_override_replaces_the_tool_call(serve: Any) -> None:
 def test_http_500_becomes_an_error_event(serve: Any) -> None:
     server = serve([ScriptedTurn(status=500, error="The GPU caught fire")])
     events = collect(Agent(model_for(server), FunctionTools([echo]), "system"), "go")
-    error = of_kind(events, "error")[0]
+    error = of_kind(events, ErrorEvent)[0]
     assert error.source == "model" and "HTTP 500" in error.message and "GPU" in error.message
-    assert events[-1].kind == "run_finished" and events[-1].reason == "error"
+    assert finished(events).reason == "error"
 
 
 def test_a_timeout_becomes_an_error_event(serve: Any) -> None:
@@ -302,8 +312,8 @@ def test_a_timeout_becomes_an_error_event(serve: Any) -> None:
     started = time.monotonic()
     events = collect(Agent(model_for(server, timeout=0.3), FunctionTools([echo]), "system"), "go")
     assert time.monotonic() - started < 2.5
-    assert "timeout" in of_kind(events, "error")[0].message
-    assert events[-1].reason == "error"
+    assert "timeout" in of_kind(events, ErrorEvent)[0].message
+    assert finished(events).reason == "error"
 
 
 def test_a_refused_connection_becomes_an_error_event(serve: Any) -> None:
@@ -316,4 +326,4 @@ def test_a_refused_connection_becomes_an_error_event(serve: Any) -> None:
 
     model = OpenAIChatModel(openai.AsyncOpenAI(base_url=url, api_key="k", max_retries=0), "m")
     events = collect(Agent(model, FunctionTools([echo]), "system"), "go")
-    assert "Could not connect" in of_kind(events, "error")[0].message
+    assert "Could not connect" in of_kind(events, ErrorEvent)[0].message

@@ -10,7 +10,7 @@ from typing import Any
 import anthropic
 import pytest
 
-from tests.agent.conftest import collect, model_for, of_kind
+from tests.agent.conftest import collect, finished, model_for, of_kind
 from vaultpilot.agent import (
     Agent,
     ApprovalPolicy,
@@ -24,6 +24,7 @@ from vaultpilot.agent import (
 )
 from vaultpilot.agent.anthropic_model import AnthropicModel
 from vaultpilot.agent.build import run_process_tool
+from vaultpilot.agent.events import ContextAttached, Thought, ToolResult
 from vaultpilot.agent.mentions import attach, find_mentions, resolve_mentions
 from vaultpilot.agent.schemas import flatten_tagged_union, tool_entry
 from vaultpilot.agent.testing import ScriptedCall, ScriptedTurn
@@ -71,7 +72,7 @@ def test_an_at_mention_attaches_the_note_and_records_its_version(
     agent = Agent(model_for(server), vault_tools, "system", vault=vault_tools)
     versions = NoteVersions()
     events = collect(agent, "What does @test say? And @Missing Note?", versions=versions)
-    attached = of_kind(events, "context_attached")[0]
+    attached = of_kind(events, ContextAttached)[0]
     assert [n["path"] for n in attached.notes] == ["test.md"]
     assert attached.unknown == ("@Missing",)
     user = server.requests[0].body["messages"][1]["content"]
@@ -206,9 +207,9 @@ def test_anthropic_client_against_the_scripted_server(serve: Any) -> None:
     )
     agent = Agent(AnthropicModel(client, "claude-test"), FunctionTools([echo]), "system prompt")
     events = collect(agent, "say hi")
-    assert [t.text for t in of_kind(events, "thought")] == ["Use ", "echo."]
-    assert of_kind(events, "tool_result")[0].result == {"echo": "hi"}
-    assert events[-1].text == "It said hi." and events[-1].reason == "done"
+    assert [t.text for t in of_kind(events, Thought)] == ["Use ", "echo."]
+    assert of_kind(events, ToolResult)[0].result == {"echo": "hi"}
+    assert finished(events).text == "It said hi." and finished(events).reason == "done"
     second = server.requests[1].body
     assert second["system"] == "system prompt" and second["tools"][0]["name"] == "echo"
     assert second["messages"][1]["content"][-1]["type"] == "tool_use"
@@ -224,7 +225,7 @@ def test_make_model_builds_a_working_openai_client(serve: Any, tmp_path: Path) -
     env = {"VAULTPILOT_CONFIG": str(tmp_path / "none.toml"), "VAULTPILOT_MODEL": "scripted"}
     cfg = load_config(env=env, flags={"base_url": server.base_url, "max_retries": 0}).config
     events = collect(Agent(make_model(cfg), FunctionTools([echo]), "s"), "hi")
-    assert events[-1].text == "hello"
+    assert finished(events).text == "hello"
 
 
 def test_registered_process_tools_are_offered_beside_the_builtin_ones(
@@ -247,7 +248,7 @@ def test_registered_process_tools_are_offered_beside_the_builtin_ones(
     assert "vault_path" not in obsidian["properties"]  # fixed by the transport
     git = server.requests[0].body["tools"][3]["function"]["parameters"]
     assert "repo_path" not in git["properties"]
-    result = of_kind(events, "tool_result")[0]
+    result = of_kind(events, ToolResult)[0]
     assert result.success, result.result
     assert "The second line." in json.dumps(result.result)
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from tests.agent.conftest import collect, kinds, model_for, of_kind, snapshot, stable
 from vaultpilot.agent import Agent, FunctionTools, VaultTools, build_system_prompt
+from vaultpilot.agent.events import TextChunk, ToolCall, ToolResult
 from vaultpilot.agent.testing import ScriptedCall, ScriptedTurn
 
 
@@ -39,7 +40,7 @@ def test_dispatcher_calls_the_named_tool_with_the_parsed_arguments(serve: Any) -
     agent = Agent(model_for(server), FunctionTools([toolReadNote, toolEditNote]), "system")
     events = collect(agent, "Refactor note A based on note B")
     assert seen == [("toolReadNote", {"path": "B.md", "lines": 3})]
-    call = of_kind(events, "tool_call")[0]
+    call = of_kind(events, ToolCall)[0]
     assert (call.call_id, call.name, call.arguments) == (
         "call_a",
         "toolReadNote",
@@ -72,12 +73,12 @@ def test_read_test_md_and_tell_the_first_line(serve: Any, vault_tools: VaultTool
     agent = Agent(model_for(server), vault_tools, prompt, vault=vault_tools)
     events = collect(agent, "Read the file 'test.md' and tell me the first line")
 
-    text = "".join(e.text for e in of_kind(events, "text_chunk"))
+    text = "".join(e.text for e in of_kind(events, TextChunk))
     assert text == "The first line of test.md is: # Test"
     finished = events[-1]
     assert finished.kind == "run_finished" and finished.reason == "done"
     assert finished.text == text and finished.steps == 2
-    result = of_kind(events, "tool_result")[0]
+    result = of_kind(events, ToolResult)[0]
     assert result.success and result.result["primaryNote"]["content"].startswith("# Test")
     assert kinds(events) == [
         "run_started",

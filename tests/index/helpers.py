@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterable
 from pathlib import Path
 
 _clock = [1_700_000_000_000_000_000]
@@ -26,8 +27,8 @@ def _key(row: tuple[object, ...]) -> tuple[str, ...]:
     return tuple(repr(v) for v in row)
 
 
-def _sorted(rows: object) -> list[tuple[object, ...]]:
-    return sorted(rows, key=_key)  # type: ignore[call-overload]
+def _sorted(rows: Iterable[tuple[object, ...]]) -> list[tuple[object, ...]]:
+    return sorted(rows, key=_key)
 
 
 def dump(conn: sqlite3.Connection) -> dict[str, list[tuple[object, ...]]]:

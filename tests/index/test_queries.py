@@ -10,7 +10,7 @@ import pytest
 from vaultpilot.errors import InvalidArgumentError, NotFoundError
 from vaultpilot.index.db import connect
 from vaultpilot.index.queries import find_note
-from vaultpilot.index.search import fts_query, search
+from vaultpilot.index.search import SearchHit, fts_query, search
 from vaultpilot.index.sync import sync_vault
 
 
@@ -21,8 +21,8 @@ def conn(example_vault: Path, tmp_path: Path) -> sqlite3.Connection:
     return c
 
 
-def paths(hits: list[object]) -> list[str]:
-    return [h.path for h in hits]  # type: ignore[attr-defined]
+def paths(hits: list[SearchHit]) -> list[str]:
+    return [h.path for h in hits]
 
 
 def test_accents_are_optional(conn: sqlite3.Connection) -> None:

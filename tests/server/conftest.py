@@ -126,7 +126,7 @@ class Live:
             reply: dict[str, Any] = c.post("/rpc", json=command(name, arguments)).json()
             return reply
 
-    def ws(self, path: str = "/ws", **kw: Any) -> Any:
+    def ws(self, path: str = "/ws", **kw: Any) -> connect:
         """A WebSocket client (``async with``); the key goes in the header unless overridden."""
         headers = kw.pop("additional_headers", self.auth)
         uri = kw.pop("uri", f"ws://127.0.0.1:{self.port}{path}")

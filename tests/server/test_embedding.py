@@ -33,7 +33,7 @@ def _wait(
 
 
 def _complete(info: dict[str, Any]) -> bool:
-    return (
+    return bool(
         info["state"] == "idle"
         and info["notesPending"] == 0
         and info["chunksEmbedded"] == info["chunks"] > 0

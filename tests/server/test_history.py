@@ -47,7 +47,8 @@ def server(live: Callable[..., Live], vault: Path) -> Live:
 def _manage(server: Live, **arguments: Any) -> dict[str, Any]:
     reply = server.rpc("obsidian_vault_manager", arguments)
     assert reply["success"] and reply["result"]["success"], reply
-    return reply["result"]
+    result: dict[str, Any] = reply["result"]
+    return result
 
 
 def test_history_show_and_undo_over_rpc(server: Live, vault: Path) -> None:

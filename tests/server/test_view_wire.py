@@ -182,15 +182,12 @@ def test_a_single_note_change_is_approved_whole(agent_server: Start) -> None:
     assert result["success"], result
 
 
-BULK = ScriptedCall(
-    id="call_bulk",
-    name="obsidian_vault_manager",
-    arguments={
-        "operation": "bulk_tag",
-        "targets": [NOTE, "Home.md", "Inbox.md"],
-        "metadata": {"tags": ["reviewed"]},
-    },
-)
+BULK_ARGUMENTS: dict[str, Any] = {
+    "operation": "bulk_tag",
+    "targets": [NOTE, "Home.md", "Inbox.md"],
+    "metadata": {"tags": ["reviewed"]},
+}
+BULK = ScriptedCall(id="call_bulk", name="obsidian_vault_manager", arguments=BULK_ARGUMENTS)
 MOVE = ScriptedCall(
     id="call_move",
     name="obsidian_vault_manager",
@@ -317,7 +314,7 @@ def test_approved_files_written_by_the_model_are_dropped(agent_server: Start, va
     sneaky = ScriptedCall(
         id="call_bulk",
         name="obsidian_vault_manager",
-        arguments={**BULK.arguments, "approvedFiles": [NOTE]},
+        arguments={**BULK_ARGUMENTS, "approvedFiles": [NOTE]},
     )
     server = agent_server([ScriptedTurn(tool_calls=[sneaky]), ScriptedTurn(text="Tagged.")])
     frames = _approve_with(server, "call_bulk", [NOTE, "Home.md", "Inbox.md"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -14,7 +15,7 @@ from vaultpilot.vault.frontmatter import split_frontmatter
 from .conftest import NOW, manage, query, write
 
 
-def props(ctx: ToolContext, rel: str) -> dict[str, object]:
+def props(ctx: ToolContext, rel: str) -> dict[str, Any]:
     return split_frontmatter((ctx.root / rel).read_text(encoding="utf-8")).properties
 
 
@@ -184,9 +185,9 @@ def test_bulk_edits_never_change_a_byte_outside_the_frontmatter(
                 )
             for call in calls:
                 manage(ctx, targets=targets, **call)
-                for rel, body in bodies.items():
+                for rel, kept in bodies.items():
                     data = (root / rel).read_bytes()
-                    assert data.endswith(body), (rel, data, body)
+                    assert data.endswith(kept), (rel, data, kept)
                     text = data.decode("utf-8-sig").replace("\r\n", "\n")
                     assert split_frontmatter(text).error is None
         finally:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from vaultpilot.tools import ToolContext, is_error
@@ -97,12 +99,13 @@ def test_update_metadata_only_touches_those_keys(ctx: ToolContext) -> None:
 def test_versions_guard_every_write(ctx: ToolContext) -> None:
     version = read(ctx, contextType="read_note", target="Inbox")["primaryNote"]["version"]
     write(ctx.root, "Inbox.md", (ctx.root / "Inbox.md").read_text(encoding="utf-8") + "edit\n")
-    for op, extra in [
+    cases: list[tuple[str, dict[str, Any]]] = [
         ("update_note", {"content": "x"}),
         ("append_note", {"content": "x"}),
         ("move_note", {"destination": "Archive"}),
         ("delete_note", {"confirmDestructive": True}),
-    ]:
+    ]
+    for op, extra in cases:
         result = manage(ctx, operation=op, target="Inbox.md", expectedVersion=version, **extra)
         refused(result, "changed since you read it")
         assert "Read the note again" in str(result["message"])

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,7 +52,7 @@ def moved(rows: list[Row], moves: dict[str, str]) -> list[Row]:
     return sorted((m(s), m(t), line, kind, sub) for s, t, line, kind, sub in rows)
 
 
-def check_move(ctx: ToolContext, moves: dict[str, str], **call: object) -> dict[str, object]:
+def check_move(ctx: ToolContext, moves: dict[str, str], **call: object) -> dict[str, Any]:
     ctx.fresh()
     before, lost = resolved(ctx.conn), unresolved(ctx.conn)
     result = manage(ctx, **call)
@@ -91,7 +93,7 @@ Inline `[[Target]]` and a fence:
 
 
 @pytest.fixture
-def forms(tmp_path: Path) -> ToolContext:
+def forms(tmp_path: Path) -> Iterator[ToolContext]:
     root = tmp_path / "forms"
     files = {
         ".obsidian/app.json": '{"newLinkFormat": "shortest"}',
@@ -109,7 +111,7 @@ def forms(tmp_path: Path) -> ToolContext:
     (root / "Media/pic.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     pin_times(root)
     ctx = open_context(root, tmp_path / "forms.db", now=lambda: NOW)
-    yield ctx  # type: ignore[misc]
+    yield ctx
     ctx.conn.close()
 
 

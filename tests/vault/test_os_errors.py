@@ -13,6 +13,7 @@ from vaultpilot.errors import (
     AlreadyExistsError,
     InvalidArgumentError,
     NotFoundError,
+    OSErrorMapping,
     PathRefusedError,
     SetupError,
     StorageError,
@@ -44,7 +45,11 @@ def test_a_name_too_long_is_the_callers_mistake(tmp_path: Path) -> None:
 
 def test_mapped_kinds_and_errnos_most_specific_first(tmp_path: Path) -> None:
     gone = NotFoundError("gone")
-    mapping = {OSError: SetupError, FileNotFoundError: gone, errno.ELOOP: PathRefusedError}
+    mapping: OSErrorMapping = {
+        OSError: SetupError,
+        FileNotFoundError: gone,
+        errno.ELOOP: PathRefusedError,
+    }
     with pytest.raises(NotFoundError) as caught, map_os_errors("x", "open", mapping):
         (tmp_path / "missing").read_text()
     assert caught.value is gone
@@ -59,7 +64,7 @@ def test_mapped_kinds_and_errnos_most_specific_first(tmp_path: Path) -> None:
 
 def test_bugs_pass_through_unchanged() -> None:
     with pytest.raises(KeyError), map_os_errors("x", "read"):
-        _ = {}["missing"]
+        _ = dict[str, int]()["missing"]
     with pytest.raises(TypeError), map_os_errors("x", "read"):
         len(5)  # type: ignore[arg-type]
 
