@@ -28,7 +28,7 @@ def _hook(event: str, _args: tuple[Any, ...]) -> None:
 sys.addaudithook(_hook)
 
 
-def _count_scans(fn: Callable[[], None]) -> int:
+def _count_scans(fn: Callable[[], object]) -> int:
     with _GUARD:
         _SCANS["on"], _SCANS["count"] = True, 0
     try:

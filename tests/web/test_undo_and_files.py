@@ -57,12 +57,18 @@ def test_approve_some_files_then_undo_the_run(
         approval.get_by_role("button", name="Approve").click()
         summary = page.get_by_label("Run summary")
         expect(summary).to_contain_text("1 note changed")
+        # The step says what happened: one changed, one left as it was.
+        told = page.locator("summary", has_text="1 of 2 notes updated; 1 left as they were")
+        expect(told).to_be_visible()
         assert "reviewed" in (example_vault / NOTE).read_text(encoding="utf-8")
         assert (example_vault / "Home.md").read_bytes() == home
         shot(page, "undo-02-run-done")
         summary.get_by_role("button", name="Undo").click()
         expect(summary.get_by_role("status")).to_have_text(" · Undone")
         expect(summary.get_by_role("button", name="Undo")).to_have_count(0)
+        # Good news is a status line, not an alert.
+        expect(page.locator(".banner.ok")).to_contain_text("were undone (1 file restored)")
+        expect(page.get_by_role("alert")).to_have_count(0)
         shot(page, "undo-03-undone")
     assert _hashes(example_vault) == before
     assert page.page_errors == []

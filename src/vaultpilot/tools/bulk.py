@@ -61,8 +61,9 @@ def _finish(
     warnings: list[str],
     extra: list[str] | None = None,
     diffs: list[FileDiff] | None = None,
+    left_out: int = 0,
 ) -> OperationResult:
-    total = ok + len(failures)
+    total = ok + len(failures) + left_out
     would = "would be " if p.dry_run else ""
     if failures and ok:
         message = (
@@ -72,6 +73,8 @@ def _finish(
         message = f"Bulk operation failed: none of the {total} notes could be {verb}."
     else:
         message = f"{ok} of {total} notes {would}{verb}."
+    if left_out:
+        message = message.rstrip(".") + f"; {left_out} left as they were (not approved)."
     paths = [*changed, *(extra or [])]
     out = done(p, paths, message, warnings)
     out["success"] = ok > 0 or total == 0
@@ -89,7 +92,7 @@ def _left_out(paths: list[str], warnings: list[str]) -> None:
 
 def _each_note(
     ctx: ToolContext, p: VaultManagerParams, edit: Edit, warnings: list[str]
-) -> tuple[list[str], int, list[Failure], list[FileDiff]]:
+) -> tuple[list[str], int, list[Failure], list[FileDiff], int]:
     changed: list[str] = []
     unchanged: list[str] = []
     refused: list[str] = []
@@ -124,7 +127,7 @@ def _each_note(
     _left_out(refused, warnings)
     if changed and not p.dry_run:
         ctx.fresh(force=True)
-    return changed, len(changed) + len(unchanged) + len(refused), failures, diffs
+    return changed, len(changed) + len(unchanged), failures, diffs, len(refused)
 
 
 def _tag_list(value: Any, key: str) -> list[str]:
@@ -158,7 +161,7 @@ def bulk_tag(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
     def edit(text: str) -> str:
         return edit_frontmatter(text, add_tags=add, remove_tags=remove).text
 
-    changed, ok, failures, diffs = _each_note(ctx, p, edit, warnings)
+    changed, ok, failures, diffs, left = _each_note(ctx, p, edit, warnings)
     if remove and not p.dry_run:
         facts = note_facts(ctx.conn, changed)
         inline = [
@@ -171,7 +174,7 @@ def bulk_tag(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
                 f"The removed tag(s) are still written in the text of {len(inline)} note(s) "
                 f"({', '.join(inline[:5])}); bulk_tag changes frontmatter only."
             )
-    return _finish(p, changed, ok, failures, "updated", warnings, diffs=diffs)
+    return _finish(p, changed, ok, failures, "updated", warnings, diffs=diffs, left_out=left)
 
 
 def bulk_update_metadata(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
@@ -189,8 +192,8 @@ def bulk_update_metadata(ctx: ToolContext, p: VaultManagerParams) -> OperationRe
     def edit(text: str) -> str:
         return metadata_edit(text, changes)
 
-    changed, ok, failures, diffs = _each_note(ctx, p, edit, warnings)
-    return _finish(p, changed, ok, failures, "updated", warnings, diffs=diffs)
+    changed, ok, failures, diffs, left = _each_note(ctx, p, edit, warnings)
+    return _finish(p, changed, ok, failures, "updated", warnings, diffs=diffs, left_out=left)
 
 
 def bulk_move(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
@@ -231,8 +234,11 @@ def bulk_move(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         moved = [new for _, new in items if new in plan.moved.values()]
         return _finish(p, moved, len(moved), failures, verb, plan.warnings, plan.rewritten, diffs)
     warnings: list[str] = []
+    left = 0
     if p.approved_files is not None:
-        _left_out([src for src, new in items if new not in p.approved_files], warnings)
+        refused = [src for src, new in items if new not in p.approved_files]
+        _left_out(refused, warnings)
+        left = len(refused)
         items = [(src, new) for src, new in items if new in p.approved_files]
     report = move_items(ctx, items, dict(items), only=p.approved_files) if items else None
     moved = list(report.moved.values()) if report else []
@@ -245,4 +251,4 @@ def bulk_move(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         warnings.insert(
             0, f"Updated {report.links_changed} link(s) in {len(others)} other note(s)."
         )
-    return _finish(p, moved, len(moved), failures, verb, warnings, others)
+    return _finish(p, moved, len(moved), failures, verb, warnings, others, left_out=left)

@@ -36,6 +36,7 @@ import difflib
 import errno
 import hashlib
 import os
+import posixpath
 import re
 import secrets
 import signal
@@ -585,16 +586,32 @@ def _swap_in(folder: _Dir, tmp: str, name: str, old: str, base: NoteText, rel: s
     return fd
 
 
-def _wait_for_writers(fd: int, *, limit: float = 0.25) -> None:
-    """Wait (bounded) until no process has the file behind ``fd`` open for writing.
+def _keep_beside(folder: _Dir, old: str, name: str) -> str:
+    """Hard-link the replaced file ``old`` as a conflict copy next to ``name``; its name."""
+    stem = name[:-3] if name.lower().endswith(".md") else name
+    stamp = time.strftime("%Y-%m-%d %H%M%S")
+    for n in range(1, 100):
+        copy = f"{stem} (conflict {stamp}{'' if n == 1 else f' {n}'}).md"
+        try:
+            folder.link(old, folder, copy)
+        except FileExistsError:
+            continue
+        return copy
+    raise StorageError(f"Could not keep a conflict copy of '{name}': too many copies exist.")
+
+
+def _wait_for_writers(fd: int, *, limit: float = 1.0) -> bool:
+    """Wait (bounded) until no process has the file behind ``fd`` open for writing; False when
+    one still has it open at the deadline (its save may still land there).
 
     An editor saving in place truncates, then writes: one that opened the old file before our
-    rename may still be writing into it. Linux refuses a read lease while any writer has the
-    file open, which is the cheapest way to ask. Elsewhere (or without the right to take a
-    lease) this returns at once and only what was already written is seen.
+    rename may still be writing into it (on a busy machine it can be descheduled between its
+    open and its write). Linux refuses a read lease while any writer has the file open, which
+    is the cheapest way to ask. Elsewhere (or without the right to take a lease) this returns
+    True at once and only what was already written is seen.
     """
     if fcntl is None or not hasattr(fcntl, "F_SETLEASE"):
-        return
+        return True
     deadline = time.monotonic() + limit
     with contextlib.suppress(OSError):
         # A broken lease is signalled; make that signal one that is ignored by default.
@@ -604,14 +621,14 @@ def _wait_for_writers(fd: int, *, limit: float = 0.25) -> None:
             fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
         except BlockingIOError:
             if time.monotonic() >= deadline:
-                return
+                return False
             time.sleep(0.002)
             continue
         except OSError:
-            return  # leases off, or not our file
+            return True  # leases off, or not our file
         with contextlib.suppress(OSError):
             fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
-        return
+        return True
 
 
 def replace_note(
@@ -656,17 +673,29 @@ def replace_note(
                     folder.unlink(leftover)
             raise
         try:
-            _wait_for_writers(fd)
-            late = content_version(_read_fd(fd)) != base.version
+            settled = _wait_for_writers(fd)
             # An editor that opened the note before the rename saved into the old file
-            # after the check: put that very file back (a save still under way lands in
-            # it too), unless the note changed again since the rename.
+            # after the check, or still has it open to save (its save would land in the old
+            # file): put that very file back, unless the note changed again since the rename.
+            late = not settled or content_version(_read_fd(fd)) != base.version
+            kept = None
             if late and _same(folder.lstat(where.name), ours):
                 folder.rename(old, folder, where.name)
+            elif late:
+                # Saved again since the rename, on top of this change: the text saved into the
+                # old file in between would be lost, so it is kept beside the note.
+                kept = _keep_beside(folder, old, where.name)
         finally:
             os.close(fd)
             with contextlib.suppress(OSError):
                 folder.unlink(old)
+        if kept is not None:
+            raise StaleVersionError(
+                f"'{rel}' was saved by another program twice while it was being written: this "
+                f"change is in the note, and the text saved in between is kept in "
+                f"'{posixpath.join(posixpath.dirname(rel), kept)}' "
+                "beside it. Tell the person; do not redo the change."
+            )
         if late:
             raise StaleVersionError(
                 f"'{rel}' was saved by another program while it was being written; its "

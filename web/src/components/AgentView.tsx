@@ -20,6 +20,11 @@ function isPaused(status: string): boolean {
   return status.startsWith("Paused before step");
 }
 
+interface Notice {
+  text: string;
+  ok: boolean;
+}
+
 export function AgentView({ connection, vaultId, draft }: { connection: Connection; vaultId?: string | null; draft?: Draft | null }) {
   const [conn, setConn] = useState<{ state: ConnectionState; detail: string; hello: HelloFrame | null }>({
     state: connection.state, detail: "", hello: connection.hello,
@@ -30,14 +35,15 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
   const [vaults, setVaults] = useState<VaultInfo[]>([]);
   const [vault, setVault] = useState<string | null>(null);
   const [noModel, setNoModel] = useState<string | null>(null);
-  const [notices, setNotices] = useState<string[]>([]);
+  const [notices, setNotices] = useState<Notice[]>([]);
   const [conversations, setConversations] = useState<ConversationSummary[] | null>(null);
   const [continuing, setContinuing] = useState<string | null>(null);
   const [since, setSince] = useState(0); // runs before this index belong to an earlier conversation
   const scroller = useRef<HTMLDivElement>(null);
   const [pinned, setPinned] = useState(true);
 
-  const notify = (text: string) => setNotices((n) => [...n.slice(-3), text]);
+  // A problem is an alert; "ok" news (an undo done, a pause taken) is a quiet status line.
+  const notify = (text: string, ok = false) => setNotices((n) => [...n.slice(-3), { text, ok }]);
 
   useEffect(() => connection.onState((state, detail) => setConn({ state, detail, hello: connection.hello })), [connection]);
 
@@ -120,7 +126,8 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
       // An agent run is one change set, named by the run id; the server knows the run's vault.
       const r = await connection.send("UndoRun", { runId });
       const restored = isObject(r.result) && Array.isArray(r.result["restored"]) ? r.result["restored"].length : 0;
-      notify(r.success ? `The run's changes were undone (${restored} file${restored === 1 ? "" : "s"} restored).` : r.error?.message ?? "Undo failed.");
+      if (r.success) notify(`The run's changes were undone (${restored} file${restored === 1 ? "" : "s"} restored).`, true);
+      else notify(r.error?.message ?? "Undo failed.");
       return r.success;
     },
   };
@@ -150,7 +157,7 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
   const paused = active === null || !canPause ? null : isPaused(active.status);
   const pause = () => {
     if (active) void connection.send("InterruptAgent", { runId: active.runId, force: false }).then((r) => {
-      if (r.success) notify("The run pauses before its next step.");
+      if (r.success) notify("The run pauses before its next step.", true);
       else notify(r.error?.message ?? "The run could not be paused.");
     });
   };
@@ -201,8 +208,8 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
           </div>
         )}
         {notices.map((n, i) => (
-          <div class="banner warn" role="alert" key={i}>
-            {n}
+          <div class={n.ok ? "banner ok" : "banner warn"} role={n.ok ? "status" : "alert"} key={i}>
+            {n.text}
             <button type="button" aria-label="Dismiss" onClick={() => setNotices(notices.filter((_, j) => j !== i))}>×</button>
           </div>
         ))}
