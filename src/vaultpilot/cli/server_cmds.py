@@ -180,6 +180,14 @@ def register(app: typer.Typer) -> None:
                 "(default: on, or background_embedding in [server]).",
             ),
         ] = None,
+        watch: Annotated[
+            bool | None,
+            typer.Option(
+                "--watch/--no-watch",
+                help="Keep the index live with a file watcher, so tool calls do not scan the "
+                "vault (default: on, or watch in [server]).",
+            ),
+        ] = None,
         data_dir: DataDirOpt = None,
     ) -> None:
         """Serve the vaults and the agent view over authenticated local HTTP and WebSocket."""
@@ -197,6 +205,7 @@ def register(app: typer.Typer) -> None:
             config=config,
             data_dir=data_dir,
             background_embedding=embed,
+            watch=watch,
         )
         sock = _listen(settings.host, settings.port)
         settings = settings.model_copy(update={"port": sock.getsockname()[1]})

@@ -319,7 +319,12 @@ def _listing_routes(app: FastAPI, state: ServerState) -> None:
     async def vaults() -> list[m.VaultInfo]:
         """The vaults this server serves, by VaultID, with their semantic-search coverage."""
         return [
-            m.VaultInfo(vaultId=v.vault_id, name=v.name, embedding=await _embedding_info(v))
+            m.VaultInfo(
+                vaultId=v.vault_id,
+                name=v.name,
+                embedding=await _embedding_info(v),
+                index=m.IndexInfo.model_validate(v.live()),
+            )
             for v in state.vaults.handles()
         ]
 
@@ -440,6 +445,7 @@ def create_app(
         settings.index_db,
         embedder=functools.cache(embedder),
         lock_wait=settings.write_lock_wait,
+        watch=settings.watch,
     )
     runs = Runs(
         settings=settings,

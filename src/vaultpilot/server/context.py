@@ -6,7 +6,8 @@
   tools, today's date, the vault's facts and the configured ``instructions``: the same text
   ``agent.build`` gives the built-in agent), so an external agent can act the same way.
 * ``stateSummary``: a few lines: the vault's size, the most recently changed notes, how much of
-  it semantic search covers, the agent's state and the last status an agent reported.
+  it semantic search covers, how the index is kept fresh (the file watcher), the agent's state
+  and the last status an agent reported.
 * ``activeFiles``: the notes the active (else last) run named in its tool calls or attached with
   ``@``, in first-named order.
 * ``availableTools``: the commands an agent may call here: the five of the specification
@@ -27,6 +28,7 @@ from vaultpilot.server.models import ACS_TOOLS, AGENT_TOOLS
 from vaultpilot.server.runs import RunRecord
 from vaultpilot.tools import ToolContext
 from vaultpilot.tools.api import recent_notes
+from vaultpilot.tools.session import LiveInfo
 
 __all__ = ["StatusRecord", "available_tools", "build_vault_context"]
 
@@ -63,6 +65,19 @@ def _agent_line(record: RunRecord | None) -> str:
     return f'Agent: {state} "{record.goal}" (run {record.run_id}, {record.agent}).'
 
 
+def _index_line(live: LiveInfo) -> str:
+    state, reason = live["state"], live["reason"]
+    text = {
+        "live": "kept live by a file watcher (changes made in Obsidian are found within a second)",
+        "starting": "the file watcher is starting",
+        "rescanning": "rescanning the vault",
+        "failed": "the file watcher failed; each call syncs first",
+        "off": "synced before each call (no file watcher)",
+        "stopped": "the file watcher has stopped; each call syncs first",
+    }[state]
+    return f"Index: {text}" + (f" ({reason})." if reason else ".")
+
+
 def build_vault_context(
     ctx: ToolContext,
     *,
@@ -73,6 +88,7 @@ def build_vault_context(
     coverage: EmbeddingStatus,
     embedding: EmbedProgress | None = None,
     config: AgentConfig | None = None,
+    live: LiveInfo | None = None,
 ) -> dict[str, object]:
     """The ``IAgentVaultContext`` JSON (blocking: call under the vault's lock, in a thread).
     ``config`` is the built-in agent's (its instructions join the system prompt)."""
@@ -81,6 +97,8 @@ def build_vault_context(
     if recent:
         lines.append("Recently changed: " + ", ".join(recent) + ".")
     lines.append(f"Semantic search: {describe_coverage(coverage, embedding)}.")
+    if live is not None:
+        lines.append(_index_line(live))
     lines.append(_agent_line(record))
     if status is not None:
         said = f": {status.message}" if status.message else ""

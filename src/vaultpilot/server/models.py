@@ -462,10 +462,23 @@ class EmbeddingInfo(BaseModel):
     )
 
 
+class IndexInfo(BaseModel):
+    """How the vault's index is kept fresh: the file watcher's state."""
+
+    state: Literal["off", "starting", "live", "rescanning", "failed", "stopped"] = Field(
+        description="live: a file watcher keeps the index fresh (tool calls do not scan the "
+        "vault); off: every read call syncs first; rescanning/failed: see reason."
+    )
+    reason: str | None = Field(None, description="Why it is rescanning or failed.")
+    lastSync: float | None = Field(None, description="When the index last took in a change.")
+    lastFullSync: float | None = Field(None, description="When the vault was last fully scanned.")
+
+
 class VaultInfo(BaseModel):
     vaultId: str
     name: str
     embedding: EmbeddingInfo
+    index: IndexInfo
 
 
 class LoginLink(BaseModel):

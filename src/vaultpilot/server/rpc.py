@@ -77,13 +77,11 @@ def _arguments(name: str, raw: dict[str, Any]) -> Any:
 
 # ----- handlers
 async def _tool(vault: VaultHandle, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    def call(ctx: ToolContext) -> dict[str, Any]:
-        outcome = run_tool(ctx, name, arguments)
-        if outcome.error is not None:
-            raise outcome.error
-        return outcome.result
-
-    return await vault.run(call)
+    # The tool's facts say whether the call takes the vault's write turn before it starts.
+    outcome = await vault.run_tool(name, arguments)
+    if outcome.error is not None:
+        raise outcome.error
+    return outcome.result
 
 
 async def _get_vault_context(
@@ -95,6 +93,7 @@ async def _get_vault_context(
     enabled = state.settings.shell.enabled
     progress, coverage = await asyncio.to_thread(vault.embedding)
     config = state.runs.config
+    live = vault.live()
     return await vault.run(
         lambda ctx: build_vault_context(
             ctx,
@@ -105,6 +104,7 @@ async def _get_vault_context(
             coverage=coverage,
             embedding=progress,
             config=config,
+            live=live,
         )
     )
 

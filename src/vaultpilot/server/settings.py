@@ -12,6 +12,7 @@ reads its ``[server]`` table::
     allow_remote = false            # only with it may host be a non-loopback address
     allowed_origins = ["app://obsidian.md"]   # browser origins allowed besides the server's own
     background_embedding = true     # embed new and changed notes for semantic search as they sync
+    watch = true                    # a file watcher keeps the index live (tool calls skip the scan)
     rescan_interval = 30.0          # seconds between two looks for notes changed outside (Obsidian)
     max_body_size = 4194304         # bytes: the largest HTTP body or WebSocket message accepted
     write_lock_wait = 10.0          # seconds a write waits while another process writes the vault
@@ -185,6 +186,7 @@ class ServerSettings(_Strict):
     config_path: Path | None = None
     subscriber_queue: int = Field(4096, ge=16)
     background_embedding: bool = True
+    watch: bool = True
     rescan_interval: float = Field(30.0, gt=0, le=86400)
     max_body_size: int = Field(DEFAULT_MAX_BODY, ge=1024, le=1024 * 1024 * 1024)
     write_lock_wait: float = Field(DEFAULT_WAIT, ge=0, le=600)
@@ -210,6 +212,7 @@ class _ConfigFile(_Strict):
     allow_remote: bool | None = None
     allowed_origins: tuple[str, ...] = ()
     background_embedding: bool = True
+    watch: bool = True
     rescan_interval: float = Field(30.0, ge=1, le=86400)
     max_body_size: int = Field(DEFAULT_MAX_BODY, ge=1024, le=1024 * 1024 * 1024)
     write_lock_wait: float = Field(DEFAULT_WAIT, ge=0, le=600)
@@ -320,6 +323,7 @@ def load_settings(
     config: str | Path | None = None,
     data_dir: str | Path | None = None,
     background_embedding: bool | None = None,
+    watch: bool | None = None,
     env: Mapping[str, str] | None = None,
 ) -> ServerSettings:
     """Settings from the flags given, the environment and the config file (see the module)."""
@@ -373,6 +377,7 @@ def load_settings(
         background_embedding=(
             file.background_embedding if background_embedding is None else background_embedding
         ),
+        watch=file.watch if watch is None else watch,
         rescan_interval=file.rescan_interval,
         max_body_size=file.max_body_size,
         write_lock_wait=file.write_lock_wait,

@@ -160,7 +160,7 @@ PropertyValue = Scalar | list[Scalar] | PropertyOps
 class DateRange(_Params):
     """A time window on the notes' modified (default) or created date."""
 
-    days: int | None = Field(None, ge=1, description="The last N days.")
+    days: int | None = Field(None, ge=1, le=100_000, description="The last N days.")
     from_: str | None = Field(
         None, alias="from", max_length=SHORT_MAX, description="YYYY-MM-DD, inclusive."
     )
