@@ -354,12 +354,15 @@ def _with_new_vectors(conn: sqlite3.Connection, index: VectorIndex) -> VectorInd
 class VectorCache:
     """Holds the latest ``VectorIndex`` of one index database and reloads it when stale.
 
-    Staleness is checked cheaply: SQLite's ``data_version`` (another connection committed) and
-    the connection's ``total_changes`` (this one wrote); only when either moved is the exact
-    signature (generation, chunk count, highest chunk id) read, and only when that moved is the
-    matrix loaded again (~0.2-0.3 s per 40k chunks). When only vectors were added (an embedding
-    pass committing a batch), just the new rows are read and appended. Thread-safe; one cache
-    per database.
+    Staleness is checked cheaply, per connection: SQLite's ``data_version`` (another connection
+    committed) and the connection's ``total_changes`` (this one wrote), as they were when that
+    connection last saw the current snapshot; only when either moved (or the snapshot changed
+    since, or the connection is new to the cache) is the exact signature (generation, chunk
+    count, highest chunk id) read, and only when that moved is the matrix loaded again
+    (~0.2-0.3 s per 40k chunks). So the per-thread read connections of a server share one
+    snapshot, each paying one signature read per change. When only vectors were added (an
+    embedding pass committing a batch), just the new rows are read and appended. Thread-safe;
+    one cache per database.
 
     ``min_interval`` (seconds, default 0) keeps a snapshot of the current model at least that
     long, so a background pass committing a batch every fraction of a second does not make
@@ -368,10 +371,15 @@ class VectorCache:
     are dropped by the callers.
     """
 
+    _CONNECTIONS = 64  # connections remembered (the oldest is forgotten: it just checks again)
+
     def __init__(self, *, min_interval: float = 0.0) -> None:
         self._lock = threading.Lock()
         self._index: VectorIndex | None = None
-        self._quick: tuple[int, int, int] | None = None
+        self._epoch = 0  # bumped whenever the snapshot changes
+        # id(conn) -> (conn, (data_version, total_changes, epoch)) when it last saw the snapshot.
+        # The connection itself is held so its id cannot be reused by another one meanwhile.
+        self._seen: dict[int, tuple[sqlite3.Connection, tuple[int, int, int]]] = {}
         self._loaded_at = 0.0
         self._min_interval = min_interval
         self.loads = 0  # how many times the matrix was (re)loaded, for tests and benchmarks
@@ -382,35 +390,47 @@ class VectorCache:
         another model than ``model`` (when given; compared by name and dimension)."""
         with self._lock:
             version = int(conn.execute("PRAGMA data_version").fetchone()[0])
-            quick: tuple[int, int, int] | None = (id(conn), version, conn.total_changes)
-            if self._index is None or quick != self._quick:
-                recorded = recorded_model(conn)
-                young = time.monotonic() - self._loaded_at < self._min_interval
-                same_model = self._index is not None and self._index.model == recorded
-                if recorded is None:
-                    self._index = None
-                elif same_model and young:
-                    quick = None  # keep the young snapshot; look again on the next call
-                elif (
-                    self._index is None
-                    or not same_model
-                    or self._index.signature != _signature(conn)
-                ):
-                    self._index = load_vector_index(conn)
-                    self._loaded_at = time.monotonic()
-                    self.loads += 1
-                elif self._index.appended != _appended(conn):
-                    self._index = _with_new_vectors(conn, self._index)
-                    self._loaded_at = time.monotonic()
-                    self.appends += 1
-                self._quick = quick
+            seen = self._seen.pop(id(conn), None)
+            if self._index is None or seen is None or seen[1] != self._mark(conn, version):
+                before = self._index
+                settled = self._look(conn)
+                if self._index is not before:
+                    self._epoch += 1  # every other connection checks the new one once
+                seen = (conn, self._mark(conn, version)) if settled else None
+            if seen is not None:
+                self._seen[id(conn)] = seen  # (re)inserted last: the oldest goes first
+                if len(self._seen) > self._CONNECTIONS:
+                    del self._seen[next(iter(self._seen))]
             index = self._index
         if index is None or (model is not None and index.model != model):
             return None
         return index
 
+    def _mark(self, conn: sqlite3.Connection, version: int) -> tuple[int, int, int]:
+        return version, conn.total_changes, self._epoch
+
+    def _look(self, conn: sqlite3.Connection) -> bool:
+        """Bring the snapshot in line with what ``conn`` sees; False when a young snapshot was
+        kept (look again on the next call)."""
+        recorded = recorded_model(conn)
+        young = time.monotonic() - self._loaded_at < self._min_interval
+        same_model = self._index is not None and self._index.model == recorded
+        if recorded is None:
+            self._index = None
+        elif same_model and young:
+            return False
+        elif self._index is None or not same_model or self._index.signature != _signature(conn):
+            self._index = load_vector_index(conn)
+            self._loaded_at = time.monotonic()
+            self.loads += 1
+        elif self._index.appended != _appended(conn):
+            self._index = _with_new_vectors(conn, self._index)
+            self._loaded_at = time.monotonic()
+            self.appends += 1
+        return True
+
     def clear(self) -> None:
         """Forget the snapshot (the next ``get`` loads)."""
         with self._lock:
             self._index = None
-            self._quick = None
+            self._seen.clear()

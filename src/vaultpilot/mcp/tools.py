@@ -34,7 +34,7 @@ from vaultpilot.agent.approvals import ApprovalPolicy, operation_of
 from vaultpilot.agent.guard import RunGuard
 from vaultpilot.mcp.approval import Asked, ask_person
 from vaultpilot.mcp.vaults import VaultSession
-from vaultpilot.tools import TOOLS, get_tool, run_tool
+from vaultpilot.tools import TOOLS, get_tool
 from vaultpilot.tools.registry import is_error
 
 __all__ = ["MAX_ARGUMENTS", "VAULT_PARAM", "Approvals", "call_tool", "list_tools"]
@@ -196,5 +196,5 @@ async def call_tool(
                 Asked.CANCELLED: "was not approved (the question was dismissed)",
             }[asked]
             return _refusal(name, arguments, f"{key} {why}. Nothing was changed.")
-    outcome = await vault.run(lambda c: run_tool(c, name, arguments))
+    outcome = await vault.run_tool(name, arguments)  # a write takes the vault's write turn first
     return _result(outcome.result, failed=outcome.error is not None)

@@ -126,7 +126,7 @@ def _each_note(
         warnings.append(f"{len(unchanged)} note(s) already matched and were not changed: {shown}")
     _left_out(refused, warnings)
     if changed and not p.dry_run:
-        ctx.fresh(force=True)
+        ctx.fresh(force=True, paths=changed)
     return changed, len(changed) + len(unchanged), failures, diffs, len(refused)
 
 

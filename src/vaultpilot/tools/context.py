@@ -6,6 +6,11 @@ passed to every call. It owns no resources: whoever opened the connection closes
 * ``fresh()`` brings the index up to date with the vault. Read tools call it first (unless
   ``sync_before_read`` is off because a file watcher keeps the index fresh), and write tools call
   it before planning and again after writing, so a search right after a write sees the change.
+  A write names what it changed: ``fresh(force=True, paths=[...])`` (every path it created,
+  changed, deleted, both sides of a move, and the notes whose links it rewrote; ``paths=()``
+  before planning, when it has changed nothing yet). Without an ``upkeep`` that is a full sync
+  as before; a long-running process whose watcher is live syncs just those paths (the watcher
+  keeps the rest fresh). ``fresh(force=True)`` without ``paths`` always syncs the whole vault.
 * ``semantic`` (optional) gives the vector side: an embedder loaded on first use and the vector
   cache. With it, ``semantic_search`` uses hybrid ranking and related notes count similar
   meaning; without it both use keywords only. ``ranker`` can replace the ranking entirely.
@@ -33,7 +38,7 @@ passed to every call. It owns no resources: whoever opened the connection closes
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -64,7 +69,7 @@ def local_now() -> datetime:
 class Upkeep(Protocol):
     """Who keeps the index fresh and orders the writes of a context it lends out."""
 
-    def fresh(self, *, force: bool) -> None: ...
+    def fresh(self, *, force: bool, paths: Collection[str] | None = None) -> None: ...
 
     def writing(self) -> AbstractContextManager[None]: ...
 
@@ -113,14 +118,16 @@ class ToolContext:
             return self.upkeep.writing()
         return write_lock(self.write_lock_path(), timeout=self.lock_wait)
 
-    def fresh(self, *, force: bool = False) -> None:
-        """Sync the index with the vault (always after a write: ``force=True``)."""
+    def fresh(self, *, force: bool = False, paths: Collection[str] | None = None) -> None:
+        """Sync the index with the vault (always for a write: ``force=True``, with the vault
+        ``paths`` it changed when it knows them; ``paths`` implies ``force``)."""
+        force = force or paths is not None
         if not (force or self.sync_before_read):
             return
         if self.upkeep is not None:
-            self.upkeep.fresh(force=force)
+            self.upkeep.fresh(force=force, paths=paths)
             return
-        sync_index(self.conn, self.root, self.write_lock_path())
+        sync_index(self.conn, self.root, self.write_lock_path())  # no watcher: the whole vault
 
 
 def open_context(root: Path, db_path: Path, **options: object) -> ToolContext:

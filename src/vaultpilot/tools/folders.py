@@ -99,7 +99,7 @@ def delete_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         return dry(done(p, [folder], message, warnings), diffs)
     trashed = trash.move_to_trash(ctx.root, folder)
     log_change(ctx, "delete", folder, trashed.path)
-    ctx.fresh(force=True)
+    ctx.fresh(force=True, paths=[folder])  # everything indexed under it is gone
     if trashed.note:
         warnings.append(trashed.note)
     return done(p, [folder], f"Moved folder '{folder}' ({counts}) to '{trashed.path}'.", warnings)

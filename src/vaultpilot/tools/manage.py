@@ -29,6 +29,7 @@ operation keeps:
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import assert_never
 
 from vaultpilot.errors import (
@@ -172,8 +173,9 @@ def _create(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
                 f"{report.links_changed} existing link(s) were written as full paths so they "
                 "keep leading to the note they meant."
             )
-    ctx.fresh(force=True)
-    out = done(p, [path, *(report.rewritten if report else [])], f"Created '{path}'.", warnings)
+    rewritten = report.rewritten if report else []
+    ctx.fresh(force=True, paths=[path, *rewritten])
+    out = done(p, [path, *rewritten], f"Created '{path}'.", warnings)
     out["version"] = note.version
     return out
 
@@ -242,7 +244,7 @@ def _update(ctx: ToolContext, p: VaultManagerParams, *, append: bool) -> Operati
         return _dry(p, unified(path, path, note.text, text), f"would {verb} '{path}'.")
     new = files.replace_note(ctx.root, path, text, note.fmt, expected_version=base, base=note)
     log_change(ctx, "update", path, path, before=note, after=(text, note.fmt))
-    ctx.fresh(force=True)
+    ctx.fresh(force=True, paths=[path])
     verb = "Appended to" if append else "Updated"
     out = done(p, [path], f"{verb} '{path}'.", warnings)
     out["version"] = new.version
@@ -290,7 +292,7 @@ def _edit(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         return _dry(p, unified(path, path, note.text, text), f"would edit '{path}'.")
     new = files.replace_note(ctx.root, path, text, note.fmt, expected_version=base, base=note)
     log_change(ctx, "update", path, path, before=note, after=(text, note.fmt))
-    ctx.fresh(force=True)
+    ctx.fresh(force=True, paths=[path])
     count = f"{len(p.edits)} edit(s)" if p.edits is not None else "a section edit"
     out = done(p, [path], f"Edited '{path}' ({count}).")
     out["version"] = new.version
@@ -315,7 +317,7 @@ def _append_new_daily(ctx: ToolContext, p: VaultManagerParams, target: str) -> O
         return _dry(p, unified(None, path, "", text), f"would create the daily note '{path}'.")
     note = files.create_note(ctx.root, path, text, create_folders=True)
     log_change(ctx, "create", None, path, after=(text, note.fmt))
-    ctx.fresh(force=True)
+    ctx.fresh(force=True, paths=[path])
     source = " from its template" if ctx.config.daily_notes.template else ""
     out = done(p, [path], f"Created the daily note '{path}'{source} and appended to it.", warnings)
     out["version"] = note.version
@@ -333,7 +335,7 @@ def _delete(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
     old = files.confine(ctx.root, path).read_bytes() if journal.active(ctx.journal) else None
     trashed = trash.move_to_trash(ctx.root, path)
     log_change(ctx, "delete", path, trashed.path, before=old)
-    ctx.fresh(force=True)
+    ctx.fresh(force=True, paths=[path])  # the trash is outside the index (.trash/ or the system's)
     if trashed.note:
         warnings.append(trashed.note)
     restore = "undo the change" if ctx.journal is not None else "move it back"
@@ -485,7 +487,9 @@ def preview(ctx: ToolContext, params: VaultManagerParams) -> list[FileDiff]:
 # One case per operation, ending in assert_never so a new operation cannot go unhandled: the
 # match is all of the complexity.
 def _run(ctx: ToolContext, params: VaultManagerParams) -> OperationResult:  # noqa: C901
-    ctx.fresh(force=True)  # plans (which notes link where) need the index exactly as the vault is
+    # Plans (which notes link where) need the index exactly as the vault is: nothing is written
+    # yet (paths=()), so while a watcher keeps the index fresh this syncs nothing, else all.
+    ctx.fresh(force=True, paths=())
     result: OperationResult
     match params.operation:
         case "create_note":
@@ -539,5 +543,12 @@ def undo_change_set(
             try:
                 report = undo(ctx.root, ctx.journal, target, skip_changed=skip_changed)
             finally:
-                ctx.fresh(force=True)
+                ctx.fresh(force=True, paths=_undo_paths(target))
     return target.id, new if report.restored else None, report
+
+
+def _undo_paths(target: journal.ChangeSet) -> list[str]:
+    """Every vault path an undo of ``target`` may write: each change's both sides (the system
+    trash's absolute paths left out; .trash/ is not indexed)."""
+    sides = (p for c in target.changes for p in (c.path_before, c.path_after))
+    return sorted({p for p in sides if p and not (Path(p).is_absolute() or p.startswith("/"))})

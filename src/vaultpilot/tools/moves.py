@@ -3,8 +3,9 @@
 ``move_items(ctx, items, file_moves, only=...)`` moves files or folders on disk (never
 overwriting, never next to a name differing only in case), then rewrites, across the vault, every
 link whose meaning the move changed (``vault.rewrite`` decides which and how), then syncs the
-index. ``preview_moves`` answers what the same call would write, as diffs, writing nothing: each
-moved file (its links rewritten, if any) and each other note whose links would change.
+index for the paths it changed (both sides of each move, every rewritten note).
+``preview_moves`` answers what the same call would write, as diffs, writing nothing: each moved
+file (its links rewritten, if any) and each other note whose links would change.
 ``links_after_removal`` says what a delete does to the links into what it removes: each one
 re-resolves to another note of the same name (which) or becomes unresolved.
 ``protect_links(ctx, added)`` does the rewriting for a newly created note whose name could capture
@@ -191,8 +192,13 @@ def move_items(
     if done:
         try:
             _rewrite_pass(ctx, before_paths, done, [], report, only)
-        finally:
-            ctx.fresh(force=True)
+        except BaseException:
+            ctx.fresh(force=True)  # which notes were rewritten is not known: the whole vault
+            raise
+        # Both sides of each item (a folder is walked; a failed one costs a stat) and every
+        # rewritten note.
+        sides = [p for item in items for p in item]
+        ctx.fresh(force=True, paths=[*sides, *report.rewritten])
     return report
 
 

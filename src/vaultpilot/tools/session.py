@@ -20,7 +20,11 @@ the call's own:
   vault); otherwise (watcher off, starting, rescanning or failed) it syncs on the writer;
 * a write (its first ``fresh(force=True)`` or ``writing()``) takes the process's **write turn**
   and keeps it until the call ends, so writes run one at a time; ``writing()`` then takes the
-  vault's cross-process write lock as before; ``fresh(force=True)`` always syncs.
+  vault's cross-process write lock as before;
+* a write's ``fresh(force=True, paths=[...])`` (the paths it changed; ``()`` before planning)
+  syncs just those paths while live (``index.sync.sync_paths``: the watcher keeps the rest
+  fresh, so a write does not walk the vault), and the whole vault otherwise;
+  ``fresh(force=True)`` without ``paths`` always syncs the whole vault.
 
 At most ``slots`` calls (default: one per CPU) run at once: more threads than CPUs only queue on
 the GIL and delay the server's event loop. A write waiting for the turn gives its slot up, so
@@ -31,10 +35,6 @@ reads never wait behind a queue of writes.
 read never takes it. ``open_run_context()`` opens a context of its own for an agent run (the
 caller closes ``ctx.conn``): its syncs also go through the writer and skip while live, and its
 ``writing()`` holds the turn for the length of the block.
-
-A write's ``fresh(force=True)`` still walks the whole vault (before planning and after
-writing), even while live: ``fresh`` is not told which files the write changed. At 50,000 notes
-that is most of a write's cost (docs/benchmarks.md).
 
 ``live_info()`` is the watcher's state for status lines and the server's API (``off`` when not
 watching). ``live_session(root, db_path)`` is the context manager a one-process client (chat)
@@ -47,7 +47,7 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
@@ -55,7 +55,7 @@ from typing import Any, Literal, TypedDict, TypeVar
 
 from vaultpilot.index.background import BackgroundEmbedder
 from vaultpilot.index.pool import ReaderPool
-from vaultpilot.index.sync import SyncReport
+from vaultpilot.index.sync import SyncReport, sync_paths
 from vaultpilot.index.watch import LiveIndex, LiveStatus
 from vaultpilot.tools.context import ToolContext, open_context, sync_index
 from vaultpilot.tools.registry import TOOLS, ToolOutcome, run_tool
@@ -179,6 +179,22 @@ class VaultRuntime:
             sync_index(ctx.conn, ctx.root, self.lock_path, workers=workers)
         self.changed()
 
+    def sync_paths(self, paths: Collection[str]) -> None:
+        """Sync just ``paths`` (vault paths a write changed) on the writer connection."""
+        if not paths:
+            return
+        with self._index_lock:
+            ctx = self._writer_context()
+            sync_paths(ctx.conn, ctx.root, paths, workers=1)
+        self.changed()
+
+    def _sync_for_write(self, paths: Collection[str] | None) -> None:
+        """A write's sync: only its ``paths`` while the watcher is live, else the vault."""
+        if paths is not None and self.live():
+            self.sync_paths(paths)
+        else:
+            self.sync()
+
     def changed(self) -> None:
         """The index may have changed: let the background embedder look (cheap)."""
         if self.background is not None:
@@ -268,12 +284,12 @@ class _CallUpkeep:
             self._held = False
             self._rt._turn.release()
 
-    def fresh(self, *, force: bool) -> None:
+    def fresh(self, *, force: bool, paths: Collection[str] | None = None) -> None:
         if force:
             self.claim()
-        elif self._rt.live():
-            return
-        self._rt.sync()
+            self._rt._sync_for_write(paths)
+        elif not self._rt.live():
+            self._rt.sync()
 
     def writing(self) -> AbstractContextManager[None]:
         self.claim()
@@ -288,11 +304,13 @@ class _RunUpkeep:
     def __init__(self, runtime: VaultRuntime) -> None:
         self._rt = runtime
 
-    def fresh(self, *, force: bool) -> None:
-        if not force and self._rt.live():
+    def fresh(self, *, force: bool, paths: Collection[str] | None = None) -> None:
+        if not force:
+            if not self._rt.live():
+                self._rt.sync()
             return
-        with self._rt._turn if force else contextlib.nullcontext():
-            self._rt.sync()
+        with self._rt._turn:
+            self._rt._sync_for_write(paths)
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
