@@ -161,7 +161,7 @@ def chat(
         _list(vault, data_dir)
         return
     with (
-        open_session(vault, data_dir, yes=yes, flags=_flags(model, base_url, None)) as s,
+        open_session(vault, data_dir, yes=yes, flags=_flags(model, base_url, None), live=True) as s,
         _background(s, enabled=embed) as background,
     ):
         conv_id: str | None = None

@@ -37,13 +37,15 @@ from vaultpilot.agent import (
     run_conversation,
 )
 from vaultpilot.agent.build import build_agent
+from vaultpilot.agent.config import AgentConfig
 from vaultpilot.agent.events import AgentEvent, ApprovalRequired, FinishReason
 from vaultpilot.cli.approvals import Approver, Ask, Choice
-from vaultpilot.cli.common import open_workspace
+from vaultpilot.cli.common import Workspace, open_workspace
 from vaultpilot.locations import data_root, memory_db_path
 from vaultpilot.memory.db import connect as connect_memory
 from vaultpilot.tools import ToolContext, open_context
 from vaultpilot.tools.semantic import Semantic
+from vaultpilot.tools.session import live_session
 
 __all__ = ["RunOutcome", "Session", "View", "open_session", "run_once"]
 
@@ -79,12 +81,38 @@ class RunOutcome:
 
 @contextlib.contextmanager
 def open_session(
-    vault: str | None, data_dir: str | None, *, yes: bool, flags: dict[str, Any]
+    vault: str | None,
+    data_dir: str | None,
+    *,
+    yes: bool,
+    flags: dict[str, Any],
+    live: bool = False,
 ) -> Iterator[Session]:
+    """The agent on the vault. ``live`` (chat) keeps the index fresh with a file watcher for the
+    session's lifetime, so the agent's reads do not scan the vault; else each read syncs first."""
     cfg = require_model(load_config(flags=flags))  # before anything is opened: a fast, clear error
     ws = open_workspace(vault, data_dir)
     semantic = Semantic()
-    ctx = open_context(ws.vault, ws.db_path, semantic=semantic, source="agent")
+    with contextlib.ExitStack() as stack:
+        if live:
+            runtime = stack.enter_context(
+                live_session(ws.vault, ws.db_path, source="agent", semantic=semantic)
+            )
+            ctx = runtime.open_run_context(source="agent")
+        else:
+            ctx = open_context(ws.vault, ws.db_path, semantic=semantic, source="agent")
+        yield from _with_agent(ctx, cfg, ws, data_dir, semantic, yes=yes)
+
+
+def _with_agent(
+    ctx: ToolContext,
+    cfg: AgentConfig,
+    ws: Workspace,
+    data_dir: str | None,
+    semantic: Semantic,
+    *,
+    yes: bool,
+) -> Iterator[Session]:
     root = data_root(data_dir)
     memory = connect_memory(memory_db_path(root))
     try:
