@@ -21,6 +21,7 @@ from websockets.exceptions import ConnectionClosed
 from vaultpilot.errors import InternalError, VaultBusyError
 from vaultpilot.server.envelope import error_reply
 from vaultpilot.server.settings import DEFAULT_MAX_BODY, load_settings
+from vaultpilot.tools import ToolContext
 
 from .conftest import Live, command, free_socket, is_reply, make_settings, recv_json, recv_until
 from .test_cli import RUNNER, read_until
@@ -273,10 +274,14 @@ def test_a_lone_surrogate_as_the_websocket_key_is_a_wrong_key(server: Live) -> N
 
 # ----- our own bugs, and a busy vault
 def test_an_internal_error_is_a_500_without_traceback_and_logged_with_one(
-    server: Live, caplog: pytest.LogCaptureFixture
+    server: Live, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A date range this wide overflows the date arithmetic: a bug in vaultpilot, not the caller's.
-    query = {"queryType": "search_by_metadata", "filters": {"dateRange": {"days": 10**8}}}
+    # A bug in vaultpilot, not the caller's: every tool call's index sync blows up.
+    def broken(self: ToolContext, *, force: bool = False) -> None:
+        raise OverflowError("date value out of range")
+
+    monkeypatch.setattr(ToolContext, "fresh", broken)
+    query = {"queryType": "search_by_metadata", "filters": {"folder": "Projects"}}
     with caplog.at_level(logging.ERROR), server.http() as c:
         rest = c.post("/tools/obsidian_query_vault", json=query)
         rpc = c.post("/rpc", json=command("obsidian_query_vault", query)).json()

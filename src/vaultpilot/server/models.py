@@ -119,6 +119,15 @@ VaultIdArg = Annotated[
         description="A configured vault's ID; may be left out when the server has one vault.",
     ),
 ]
+FilePathArg = Annotated[
+    str,
+    Field(
+        validation_alias=_names("FilePath", "filePath"),
+        min_length=1,
+        max_length=1024,
+        description="The note's path in the vault, e.g. 'Projects/Plan.md'.",
+    ),
+]
 
 
 class ToolCommand(BaseModel):
@@ -151,12 +160,7 @@ class ExecuteShellArgs(_Args):
 
 
 class CreateNoteArgs(_Args):
-    file_path: str = Field(
-        validation_alias=_names("FilePath", "filePath"),
-        min_length=1,
-        max_length=1024,
-        description="The new note's path in the vault, e.g. 'Projects/Plan.md'.",
-    )
+    file_path: FilePathArg
     content: str = Field("", validation_alias=_names("Content", "content"))
     vault_id: VaultIdArg = None
 
@@ -186,9 +190,7 @@ class NoteChanges(_Args):
 
 
 class UpdateNoteArgs(_Args):
-    file_path: str = Field(
-        validation_alias=_names("FilePath", "filePath"), min_length=1, max_length=1024
-    )
+    file_path: FilePathArg
     changes: str | NoteChanges = Field(
         validation_alias=_names("Changes", "changes"),
         description="The whole new content (a string), or an object with 'content', 'append', "
