@@ -22,6 +22,11 @@ this process is the client (TCP_NODELAY, keep-alive), on 127.0.0.1 only.
    it is found. p50 / p99 / max in ms.
 
 Prints markdown tables for docs/benchmarks.md; ``--json PATH`` also writes the raw figures.
+
+``--semantic-threads T`` runs a different, in-process check instead: semantic_search through
+``VaultRuntime.call_tool`` from ``T`` threads (each on its own read connection, as the server's
+workers) with vectors in the index, made by a hashed-words stand-in embedder (384 dimensions, no
+model needed), so the vector cache is exercised: p50 / p99 in ms over ``--requests`` calls.
 """
 
 from __future__ import annotations
@@ -292,6 +297,68 @@ def saved_to_found(url: str, key: str, vault: Path, paths: list[str], saves: int
     return out
 
 
+class HashVectors:
+    """A stand-in embedder: each word hashed (crc32) into one of 384 dimensions, unit rows."""
+
+    model_name = "bench/hashed-words-384"
+    dimension = 384
+
+    def embed(self, texts: list[str]) -> Any:
+        import re
+        import zlib
+
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                out[row, zlib.crc32(word.encode()) % self.dimension] += 1.0
+        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return out
+
+
+def semantic_inprocess(n: int, args: argparse.Namespace) -> dict[str, float]:
+    """semantic_search p50 / p99 (ms) in process, from ``--semantic-threads`` threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from vaultpilot.index.db import connect
+    from vaultpilot.index.semantic import embed_pending
+    from vaultpilot.index.sync import sync_vault
+    from vaultpilot.tools.semantic import Semantic
+    from vaultpilot.tools.session import VaultRuntime
+
+    tmp = Path(tempfile.mkdtemp(prefix=f"vp-sem-{n}-"))
+    try:
+        vault = tmp / "vault"
+        shutil.copytree(pristine(args.out, n, args.seed), vault)
+        db = tmp / "data" / "vaults" / "bench" / "index.db"
+        conn = connect(db)
+        sync_vault(conn, vault)
+        embed_pending(conn, HashVectors(), batch_size=256)  # type: ignore[arg-type]
+        conn.close()
+        semantic = Semantic(load=HashVectors)  # type: ignore[arg-type]
+        rt = VaultRuntime(vault, db, source="bench", semantic=semantic, watch=True)
+        rt.open()
+        queries = sample_queries(200, seed=args.seed)
+
+        def one(i: int) -> float:
+            t0 = time.perf_counter()
+            args_ = {"queryType": "semantic_search", "query": queries[i % 200], "limit": 10}
+            assert rt.call_tool("obsidian_query_vault", args_).error is None
+            return (time.perf_counter() - t0) * 1000
+
+        try:
+            with ThreadPoolExecutor(args.semantic_threads) as pool:
+                list(pool.map(one, range(20)))  # warm-up: the embedder and the snapshot load
+                times = list(pool.map(one, range(args.requests)))
+        finally:
+            rt.close()
+        loads = semantic.cache.loads
+        return {"p50": pct(times, 0.5), "p99": pct(times, 0.99), "loads": loads}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def pristine(out: Path, n: int, seed: int) -> Path:
     vault = out / f"vault-{n}-{seed}"
     if not vault.exists():
@@ -374,9 +441,15 @@ def main() -> None:
     ap.add_argument("--writers", type=int, default=5, help="of the clients, those that write")
     ap.add_argument("--out", type=Path, default=HERE / "out")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--semantic-threads", type=int, default=0, help="the in-process check")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     print(f"cpus: {os.cpu_count()}, python {sys.version.split()[0]}", file=sys.stderr)
+    if args.semantic_threads:
+        for n in args.sizes:
+            r = semantic_inprocess(n, args)
+            print(f"| {n:,} | {args.semantic_threads} | {r['p50']:.1f} / {r['p99']:.1f} |")
+        return
     results = {n: run_size(n, args) for n in args.sizes}
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=1))

@@ -6,9 +6,13 @@ Deleted files are removed; a rename is a delete plus an add. Links are resolved 
 set of files, and every stored link whose target file name (``target_key``) matches an added or
 removed file is resolved again, so the result always equals a rebuild from scratch.
 
-``sync_paths`` does the same for a given set of paths only (what a file watcher saw change):
-those paths are stat'ed, the rest of the index is trusted, and the same writer runs, so when every
-change is among the paths the result equals a full sync.
+``sync_paths`` does the same for a given set of paths only (what a file watcher saw change, what
+a write tool wrote): those paths are stat'ed, the rest of the index is trusted, and the same writer
+runs, so when every change is among the paths the result equals a full sync. For up to
+``_SCOPED_MAX`` paths the plan is *scoped*: only the index rows at or under those paths are read,
+and the writer asks the index for the rest of the vault's file list when it needs it (the files a
+few notes' links can name, by file name), so syncing one note costs about the same in a vault of
+50,000 notes as in one of 50.
 
 The whole sync is one transaction. Large syncs parse in worker processes while this process
 writes. Notes that cannot be read (not UTF-8, too large, permission denied, vanished) are kept as
@@ -25,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import cast
 
 from vaultpilot.index.scan import (
     FileStat,
@@ -58,6 +63,7 @@ _PARALLEL_MIN = 400  # below this many notes to parse, worker start-up costs mor
 _BATCH = 64
 _BULK_MIN = 1000  # from this many notes to write (and half the vault), indexes are rebuilt once
 _FEW = 32  # up to this many notes, links are resolved against a narrowed file set
+_SCOPED_MAX = 64  # up to this many paths, sync_paths reads only their rows of the index
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +76,9 @@ class SyncPlan:
     added: list[str]
     changed: list[str]
     deleted: list[str]
+    # Scoped (sync_paths of a few paths): ``on_disk`` and ``indexed`` hold only the paths the scan
+    # covered; every other file is as the index says, and is read from it when needed.
+    scoped: bool = False
 
     @property
     def stale(self) -> int:
@@ -96,6 +105,7 @@ def _is_note(path: str) -> bool:
 
 
 IndexedRow = tuple[str, int, int, int]  # (path, id, mtime_ns, size)
+Planner = Callable[[sqlite3.Connection], "SyncPlan"]
 
 
 def _indexed(conn: sqlite3.Connection) -> list[IndexedRow]:
@@ -126,9 +136,109 @@ def _diff_paths(seen: PathScan, rows: list[IndexedRow]) -> SyncPlan:
         p for p, st in seen.found.items() if (row := indexed.get(p)) and (row[2], row[3]) != st
     )
     gone = set(deleted)
-    on_disk = {p: FileStat(r[2], r[3]) for p, r in indexed.items() if p not in gone}
+    # The rest of the vault as indexed. Plain (mtime, size) tuples: one is made per indexed file
+    # on every write and watcher batch, and only the paths ``seen`` found (real ``FileStat``s,
+    # put in below) are ever read by field name.
+    on_disk = cast(dict[str, FileStat], {p: r[2:] for p, r in indexed.items() if p not in gone})
     on_disk.update(seen.found)
     return SyncPlan(on_disk, indexed, added, changed, deleted)
+
+
+def _covered_rows(conn: sqlite3.Connection, seen: PathScan) -> list[IndexedRow]:
+    """The index rows at or under the paths ``seen`` covers (each path, and below it as a
+    folder: ``path >= 'a/' AND path < 'a0'`` is every path starting with 'a/')."""
+    rows: dict[str, IndexedRow] = {}
+    for given in seen.exact:
+        query = (
+            "SELECT path, id, mtime_ns, size FROM files WHERE path = ? OR (path >= ? AND path < ?)"
+        )
+        for row in conn.execute(query, (given, given + "/", given + "0")):
+            rows[row[0]] = row
+    return list(rows.values())
+
+
+def _diff_scoped(seen: PathScan, rows: list[IndexedRow]) -> SyncPlan:
+    """Like ``_diff_paths`` from ``_covered_rows``: a plan of the covered paths only."""
+    indexed = {row[0]: row for row in rows}
+    deleted = sorted(p for p in indexed if p not in seen.found)
+    added = sorted(seen.found.keys() - indexed.keys())
+    changed = sorted(
+        p for p, st in seen.found.items() if (row := indexed.get(p)) and (row[2], row[3]) != st
+    )
+    return SyncPlan(dict(seen.found), indexed, added, changed, deleted, scoped=True)
+
+
+class _IndexIds(dict[str, int]):
+    """File ids by path for a scoped plan: the plan's own, the rest looked up in the index (as
+    the write leaves it: deleted files are gone from it by the time links are resolved)."""
+
+    def __init__(self, conn: sqlite3.Connection, known: dict[str, int]) -> None:
+        super().__init__(known)
+        self._conn = conn
+
+    def get(self, path: str, default: int | None = None) -> int | None:  # type: ignore[override]
+        found = super().get(path)
+        if found is not None:
+            return found
+        row = self._conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
+        return default if row is None else int(row[0])
+
+
+# The non-ASCII characters that fold (NFC, then lower-case) to an ASCII one: a name holding one
+# can have an ASCII file-name key.
+_ASCII_TWINS = {"k": "\u212a", ";": "\u037e", "`": "\u1fef"}
+_SPELLINGS_MAX = 16
+
+
+def _spellings(key: str) -> list[str] | None:
+    """Every title that folds to the ASCII ``key``, up to ASCII letter case (None: too many)."""
+    out = [""]
+    for ch in key:
+        twin = _ASCII_TWINS.get(ch)
+        out = [o + c for o in out for c in ((ch, twin) if twin else (ch,))]
+        if len(out) > _SPELLINGS_MAX:
+            return None
+    return out
+
+
+def _index_named(conn: sqlite3.Connection, keys: set[str]) -> list[str]:
+    """The indexed files whose name key is in ``keys``.
+
+    A file's ``title`` is its name (a note's without ``.md``), so for ASCII keys the title index
+    (``COLLATE NOCASE``) finds them all: a superset, checked exactly by ``_name_key``. Other
+    keys (NFC folding SQL cannot repeat) go through every indexed path.
+    """
+    keys = {k for k in keys if k}  # "" (a link to a heading of its own note) names no file
+    titles = [_spellings(k) if k.isascii() else None for k in keys]
+    if len(keys) > _SCOPED_MAX or any(t is None for t in titles):
+        return [p for (p,) in conn.execute("SELECT path FROM files") if _name_key(p) in keys]
+    wanted = sorted({t for ts in titles for t in ts or ()})
+    out: list[str] = []
+    for i in range(0, len(wanted), 500):
+        part = wanted[i : i + 500]
+        marks = ", ".join("?" for _ in part)
+        query = f"SELECT path FROM files WHERE title COLLATE NOCASE IN ({marks})"  # noqa: S608
+        out.extend(p for (p,) in conn.execute(query, part) if _name_key(p) in keys)
+    return out
+
+
+PathsFn = Callable[[set[str] | None], list[str]]  # the files named by keys (None: every file)
+
+
+def _vault_paths(conn: sqlite3.Connection, plan: SyncPlan) -> PathsFn:
+    """The vault's files when notes are parsed (deleted ones left out, added ones in)."""
+    if not plan.scoped:
+        return lambda keys: [p for p in plan.on_disk if keys is None or _name_key(p) in keys]
+    # Scoped: the index has lost the deleted files and gained the new attachments already; the
+    # new notes are written after parsing.
+    new_notes = [p for p in plan.added if _is_note(p)]
+
+    def paths(keys: set[str] | None) -> list[str]:
+        if keys is None:
+            return [*(p for (p,) in conn.execute("SELECT path FROM files")), *new_notes]
+        return [*_index_named(conn, keys), *(p for p in new_notes if _name_key(p) in keys)]
+
+    return paths
 
 
 def plan_sync(
@@ -164,11 +274,12 @@ def _load_batch(batch: list[tuple[str, FileStat, str | None]]) -> list[NoteRecor
 
 
 def _records(
-    root: str, paths: list[str], jobs: list[tuple[str, FileStat, str | None]], workers: int
+    root: str, vault: PathsFn, jobs: list[tuple[str, FileStat, str | None]], workers: int
 ) -> Iterator[NoteRecord]:
     if len(jobs) <= _FEW:
-        yield from _few_records(root, paths, jobs)
+        yield from _few_records(root, vault, jobs)
         return
+    paths = vault(None)
     if workers <= 1 or len(jobs) < _PARALLEL_MIN:
         resolver = LinkResolver(paths)
         for path, st, old in jobs:
@@ -205,7 +316,7 @@ def _name_key(path: str) -> str:
 
 
 def _few_records(
-    root: str, paths: list[str], jobs: list[tuple[str, FileStat, str | None]]
+    root: str, vault: PathsFn, jobs: list[tuple[str, FileStat, str | None]]
 ) -> list[NoteRecord]:
     """Parse a handful of notes, resolving their links against only the files they can name.
 
@@ -217,7 +328,7 @@ def _few_records(
     keys = {link[1] for r in records for link in r.links}
     if not keys:
         return records
-    resolver = LinkResolver(p for p in paths if _name_key(p) in keys)
+    resolver = LinkResolver(vault(keys))
     return [
         replace(
             r,
@@ -296,7 +407,7 @@ def sync_vault(
         _clear_index(conn)
     on_disk = scan_vault(root, temp_files=temp_files)
     report = _sync(
-        conn, root, lambda rows: _diff_vault(on_disk, rows), workers=workers, progress=progress
+        conn, root, lambda c: _diff_vault(on_disk, _indexed(c)), workers=workers, progress=progress
     )
     return _finish(conn, report, counts=counts, started=started)
 
@@ -319,7 +430,11 @@ def sync_paths(
     started = time.perf_counter()
     root = root.resolve()
     seen = scan_paths(root, paths)
-    report = _sync(conn, root, lambda rows: _diff_paths(seen, rows), workers=workers)
+    if len(seen.exact) <= _SCOPED_MAX:
+        planner: Planner = lambda c: _diff_scoped(seen, _covered_rows(c, seen))  # noqa: E731
+    else:
+        planner = lambda c: _diff_paths(seen, _indexed(c))  # noqa: E731
+    report = _sync(conn, root, planner, workers=workers)
     return _finish(conn, report, counts=counts, started=started)
 
 
@@ -335,7 +450,7 @@ def _finish(
 def _sync(
     conn: sqlite3.Connection,
     root: Path,
-    planner: Callable[[list[IndexedRow]], SyncPlan],
+    planner: Planner,
     *,
     workers: int | None,
     progress: ProgressFn | None = None,
@@ -347,11 +462,11 @@ def _sync(
     may have synced since, and a plan from before it would write rows it already wrote.
     """
     report = SyncReport()
-    if not planner(_indexed(conn)).stale:
+    if not planner(conn).stale:
         return report
     conn.execute("BEGIN IMMEDIATE")
     try:
-        plan = planner(_indexed(conn))
+        plan = planner(conn)
         if plan.stale:
             _write(conn, root, plan, report, workers=workers, progress=progress)
         conn.execute("COMMIT")
@@ -372,7 +487,11 @@ def _write(
 ) -> None:
     """Write ``plan`` into the index (inside the caller's transaction) and fill ``report``."""
     ids = {p: v[1] for p, v in plan.indexed.items() if p in plan.on_disk}
-    next_id = max((v[1] for v in plan.indexed.values()), default=0) + 1
+    if plan.scoped:
+        ids = _IndexIds(conn, ids)
+        next_id = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM files").fetchone()[0]
+    else:
+        next_id = max((v[1] for v in plan.indexed.values()), default=0) + 1
     # Changed notes are deleted and written again; their ids are kept.
     changed_ids = {p: plan.indexed[p][1] for p in plan.changed}
     delete_files(conn, [plan.indexed[p][1] for p in plan.deleted])
@@ -384,11 +503,13 @@ def _write(
     vanished = _write_notes(
         conn, root, plan, writer, ids, changed_ids, report, workers=workers, progress=progress
     )
-    final = [p for p in plan.on_disk if p not in vanished]
     keys = {file_key(p) for p in [*plan.added, *plan.deleted, *vanished]}
     if keys:
-        narrowed = LinkResolver(p for p in final if _name_key(p) in keys)
-        _reresolve(conn, keys, narrowed, ids)
+        if plan.scoped:  # the index holds the final file list now
+            named = _index_named(conn, keys)
+        else:
+            named = [p for p in plan.on_disk if p not in vanished and _name_key(p) in keys]
+        _reresolve(conn, keys, LinkResolver(named), ids)
     report.added = len(plan.added) - len(vanished & set(plan.added))
     report.deleted = len(plan.deleted)
 
@@ -439,7 +560,7 @@ def _write_notes(
     notes_to_parse = [p for p in plan.added + plan.changed if _is_note(p)]
     # Bulk mode (most of the vault is written): clear changed notes up front, write into
     # unindexed tables, index once at the end. Changed notes are then parsed in full.
-    bulk = len(notes_to_parse) >= _BULK_MIN and 2 * len(notes_to_parse) >= len(plan.on_disk)
+    bulk = len(notes_to_parse) >= _BULK_MIN and 2 * len(notes_to_parse) >= _vault_size(conn, plan)
     saved_indexes: list[str] = []
     if bulk:
         clear_derived(conn, [changed_ids[p] for p in notes_to_parse if p in changed_ids])
@@ -450,7 +571,7 @@ def _write_notes(
     jobs = [(p, plan.on_disk[p], old_hashes.get(p)) for p in notes_to_parse]
     n_workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
     vanished: set[str] = set()
-    records = _records(str(root), list(plan.on_disk), jobs, n_workers)
+    records = _records(str(root), _vault_paths(conn, plan), jobs, n_workers)
     for done, record in enumerate(records, 1):
         _write_record(conn, writer, record, ids, changed_ids, report, vanished, bulk=bulk)
         if progress is not None:
@@ -459,6 +580,14 @@ def _write_notes(
     if bulk:
         recreate_indexes(conn, saved_indexes)
     return vanished
+
+
+def _vault_size(conn: sqlite3.Connection, plan: SyncPlan) -> int:
+    """How many files the vault has after the plan (asked only when many notes are parsed)."""
+    if not plan.scoped:
+        return len(plan.on_disk)
+    indexed = int(conn.execute("SELECT COUNT(*) FROM files").fetchone()[0])
+    return indexed + sum(1 for p in plan.added if _is_note(p))
 
 
 def _write_record(

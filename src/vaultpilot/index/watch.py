@@ -5,8 +5,9 @@ connection. ``start()`` starts the OS watcher (inotify, FSEvents, ReadDirectoryC
 ``watchfiles``) and then runs a full sync, so no change made during that scan is lost; after
 that, changes are grouped (a batch is handed over once ``step_ms`` pass without a new event, or
 ``debounce_ms`` after its first event during a burst) and synced incrementally with
-``sync_paths``: only the paths that changed are stat'ed and parsed. A transport that runs one
-sets ``sync_before_read=False`` on its ``ToolContext`` while ``status().live`` is true.
+``sync_paths``: only the paths that changed are stat'ed and parsed. While ``status().live`` is
+true, the ``tools.session.VaultRuntime`` that runs one lets read tool calls skip their sync and
+has a write sync only the paths it changed.
 
 A full sync also runs as a safety net:
 
