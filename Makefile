@@ -7,7 +7,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 VAULT ?= examples/vault
 
-.PHONY: run test lint typecheck unit bench clean install-model web web-check browser-deps terminal-deps plugin plugin-test
+DEMO ?= /tmp/vaultpilot-demo
+
+.PHONY: demo run test lint typecheck unit bench clean install-model web web-check browser-deps terminal-deps plugin plugin-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +28,18 @@ install-model: $(STAMP)
 run: $(STAMP)
 	$(BIN)/vaultpilot index --vault $(VAULT)
 	$(BIN)/vaultpilot serve --vault $(VAULT) --show-key
+
+# The agent view at work without a model: a scripted model (examples/scripted, answers written
+# in advance) on a copy of the example vault. Send the message it prints; the script plays once.
+demo: $(STAMP)
+	@rm -rf $(DEMO) && mkdir -p $(DEMO) && cp -r examples/vault $(DEMO)/vault
+	@$(BIN)/python -m vaultpilot.agent.testing examples/scripted/review-october-meetings.json > $(DEMO)/model.url & pid=$$!; \
+	  trap 'kill $$pid 2>/dev/null' EXIT INT TERM; \
+	  for i in 1 2 3 4 5 6 7 8 9 10; do [ -s $(DEMO)/model.url ] && break; sleep 0.5; done; \
+	  echo "Scripted model: its answers are written in advance (examples/scripted), not generated."; \
+	  echo "In the agent view, send: tag October's meeting notes as reviewed and link them from a review note"; \
+	  VAULTPILOT_BASE_URL=$$(head -1 $(DEMO)/model.url) VAULTPILOT_MODEL=scripted VAULTPILOT_CONFIG=$(DEMO)/config.toml \
+	    $(BIN)/vaultpilot serve --vault $(DEMO)/vault --data-dir $(DEMO)/data --show-key
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
