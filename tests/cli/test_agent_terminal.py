@@ -197,3 +197,8 @@ def test_light_markdown_becomes_style() -> None:
     styles = dict(parts)
     assert "bold" in styles["Plan"] and styles["bold"] == "bold"
     assert styles["code_x"] == "cyan"
+
+
+def test_line_counts_see_lines_that_look_like_diff_headers() -> None:
+    assert line_counts("a\nb\n", "a\n++b\nc\n") == (2, 1)
+    assert line_counts("x\n--y\n", "x\n") == (0, 1)  # '---y' in the diff is a removed line

@@ -133,25 +133,19 @@ def outcome(result: Mapping[str, Any]) -> str:
 
 def line_counts(before: str, after: str) -> tuple[int, int]:
     """(lines added, lines removed) from ``before`` to ``after``."""
-    added = removed = 0
-    for line in difflib.unified_diff(before.splitlines(), after.splitlines(), n=0, lineterm=""):
-        if line.startswith(("+++", "---", "@@")):
-            continue
-        if line.startswith("+"):
-            added += 1
-        elif line.startswith("-"):
-            removed += 1
-    return added, removed
+    diff = difflib.unified_diff(before.splitlines(), after.splitlines(), n=0, lineterm="")
+    return diff_counts("\n".join(diff))
 
 
 def diff_counts(diff: str) -> tuple[int, int]:
     """(lines added, lines removed) in a unified diff."""
     added = removed = 0
+    in_hunk = False  # the '---'/'+++' file headers come before the first '@@'
     for line in diff.splitlines():
-        if line.startswith(("+++", "---")):
-            continue
-        if line.startswith("+"):
+        if line.startswith("@@"):
+            in_hunk = True
+        elif in_hunk and line.startswith("+"):
             added += 1
-        elif line.startswith("-"):
+        elif in_hunk and line.startswith("-"):
             removed += 1
     return added, removed
