@@ -39,6 +39,7 @@ import inspect
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, get_args
 
 from fastapi import FastAPI, Request, WebSocket
@@ -53,6 +54,7 @@ from vaultpilot.agent.approvals import ApprovalPolicy
 from vaultpilot.agent.config import AgentConfig, load_config, require_model
 from vaultpilot.agent.model import ModelClient
 from vaultpilot.agent.providers import make_model
+from vaultpilot.configfile import read_config
 from vaultpilot.errors import SetupError, VaultpilotError
 from vaultpilot.index.embedding.base import Embedder
 from vaultpilot.index.semantic import select_embedder
@@ -84,6 +86,7 @@ from vaultpilot.server.vaults import VaultHandle, Vaults
 from vaultpilot.server.view import login_refused_page, static_files
 from vaultpilot.server.ws import Hub, Subscriber, serve
 from vaultpilot.tools import get_tool
+from vaultpilot.tools.rules import VaultRules, load_rules
 
 __all__ = ["create_app"]
 
@@ -413,6 +416,11 @@ def _websocket_route(app: FastAPI, state: ServerState) -> None:
         )
 
 
+def _vault_rules(config_path: Path | None, root: Path) -> VaultRules:
+    """A served vault's ``[rules]``, from the config file the server was started with."""
+    return load_rules(read_config(config_path) if config_path else {}, root)
+
+
 def _approval_policy(settings: ServerSettings, agent_config: AgentConfig | None) -> ApprovalPolicy:
     """The approval rules MCP clients are held to: the agent configuration's ``[approvals]``."""
     if agent_config is None:
@@ -446,6 +454,7 @@ def create_app(
         embedder=functools.cache(embedder),
         lock_wait=settings.write_lock_wait,
         watch=settings.watch,
+        rules=functools.partial(_vault_rules, settings.config_path),
     )
     runs = Runs(
         settings=settings,

@@ -46,6 +46,7 @@ from vaultpilot.index.embedding.base import Embedder
 from vaultpilot.index.semantic import EmbeddingStatus, embedding_status, select_embedder
 from vaultpilot.index.vectors import VectorCache
 from vaultpilot.tools import ToolContext, ToolOutcome
+from vaultpilot.tools.rules import VaultRules
 from vaultpilot.tools.semantic import Semantic
 from vaultpilot.tools.session import LiveInfo, VaultRuntime
 from vaultpilot.vault.lock import DEFAULT_WAIT
@@ -73,12 +74,19 @@ class VaultHandle:
         *,
         lock_wait: float = DEFAULT_WAIT,
         watch: bool = True,
+        rules: VaultRules | None = None,
     ) -> None:
         self.vault_id = vault_id
         self.root = root
         self.db_path = db_path
         self.runtime = VaultRuntime(
-            root, db_path, source="server", semantic=semantic, lock_wait=lock_wait, watch=watch
+            root,
+            db_path,
+            source="server",
+            semantic=semantic,
+            lock_wait=lock_wait,
+            watch=watch,
+            rules=rules,
         )
         # Its own worker threads, so writes waiting for the write turn never leave reads without
         # one (the runtime bounds how many calls run at once).
@@ -172,7 +180,10 @@ class Vaults:
         embedder: Callable[[], Embedder] = select_embedder,
         lock_wait: float = DEFAULT_WAIT,
         watch: bool = True,
+        rules: Callable[[Path], VaultRules] | None = None,
     ) -> None:
+        """``rules`` gives a vault's rules (the server's config file); None reads them from
+        the default config file."""
         self._by_id = {
             vid: VaultHandle(
                 vid,
@@ -181,6 +192,7 @@ class Vaults:
                 Semantic(load=embedder, cache=VectorCache(min_interval=_RELOAD_INTERVAL)),
                 lock_wait=lock_wait,
                 watch=watch,
+                rules=rules(root) if rules is not None else None,
             )
             for vid, root in vaults.items()
         }

@@ -59,6 +59,7 @@ from vaultpilot.index.sync import SyncReport, sync_paths
 from vaultpilot.index.watch import LiveIndex, LiveStatus
 from vaultpilot.tools.context import ToolContext, open_context, sync_index
 from vaultpilot.tools.registry import TOOLS, ToolOutcome, run_tool
+from vaultpilot.tools.rules import VaultRules
 from vaultpilot.tools.semantic import Semantic
 from vaultpilot.vault.lock import DEFAULT_WAIT, write_lock
 
@@ -92,6 +93,7 @@ class VaultRuntime:
         watch: bool = True,
         rescan_every: float = 600.0,
         slots: int | None = None,
+        rules: VaultRules | None = None,
     ) -> None:
         self.root = root.resolve()
         self.db_path = db_path
@@ -99,6 +101,8 @@ class VaultRuntime:
         self.semantic = semantic if semantic is not None else Semantic()
         self.lock_wait = lock_wait
         self.watch = watch
+        # The person's rules for the vault (None: read from config.toml by open_context).
+        self._options: dict[str, object] = {} if rules is None else {"rules": rules}
         self.background: BackgroundEmbedder | None = None
         self._rescan_every = rescan_every
         self._writer: ToolContext | None = None
@@ -213,6 +217,7 @@ class VaultRuntime:
                     semantic=self.semantic,
                     lock_wait=self.lock_wait,
                     source=self.source,
+                    **self._options,
                 )
             return self._writer
 
@@ -250,7 +255,12 @@ class VaultRuntime:
     def open_run_context(self, *, source: str = "agent") -> ToolContext:
         """A context of its own for an agent run; the caller closes ``ctx.conn``."""
         ctx = open_context(
-            self.root, self.db_path, semantic=self.semantic, lock_wait=self.lock_wait, source=source
+            self.root,
+            self.db_path,
+            semantic=self.semantic,
+            lock_wait=self.lock_wait,
+            source=source,
+            **self._options,
         )
         return replace(ctx, upkeep=_RunUpkeep(self))
 

@@ -1,0 +1,30 @@
+"""The server holds the vault's rules from the config file it was started with (serve --config),
+for its tools and its agent, whatever $VAULTPILOT_CONFIG says."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from .conftest import Live
+
+
+def test_rules_come_from_the_servers_config_file(
+    live: Callable[..., Live], vault: Path, tmp_path: Path
+) -> None:
+    config = tmp_path / "served.toml"
+    config.write_text('[rules]\ndeny = ["People"]\nread_only = ["Meetings"]\n', encoding="utf-8")
+    server = live(vaults={"vault": vault}, config_path=config)
+    read = server.rpc("obsidian_get_context", {"contextType": "read_note", "target": "Marcus Feld"})
+    assert not read["success"] and "deny" in read["error"]["message"]
+    assert "oat flat white" not in str(read)
+    change = {
+        "operation": "append_note",
+        "target": "Meetings/Sprint Retro 2025-10-24.md",
+        "content": "- more\n",
+    }
+    before = (vault / change["target"]).read_bytes()
+    written = server.rpc("obsidian_vault_manager", change)
+    assert "read-only" in str(written) and (vault / change["target"]).read_bytes() == before
+    context = server.rpc("GetVaultContext", {})
+    assert "People: hidden from you." in context["result"]["systemPrompt"]
