@@ -31,6 +31,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -69,11 +70,20 @@ def normalize_tag(tag: str) -> str:
     return tag.strip().lstrip("#").strip().rstrip("/")
 
 
+_MADE = threading.local()  # YAML instances are reusable but not shared between threads
+
+
 def _yaml(seq_offset: int) -> YAML:
-    y = YAML(typ="rt")
-    y.preserve_quotes = True
-    y.width = 4096  # never fold a long value onto a second line
-    y.indent(mapping=2, sequence=seq_offset + 2, offset=seq_offset)
+    """A round-trip YAML for this list indentation, made once per thread (making one searches
+    ruamel's install folder for plug-ins: too slow to do per note in a bulk edit)."""
+    made: dict[int, YAML] = _MADE.__dict__.setdefault("by_offset", {})
+    y = made.get(seq_offset)
+    if y is None:
+        y = YAML(typ="rt")
+        y.preserve_quotes = True
+        y.width = 4096  # never fold a long value onto a second line
+        y.indent(mapping=2, sequence=seq_offset + 2, offset=seq_offset)
+        made[seq_offset] = y
     return y
 
 
