@@ -28,7 +28,7 @@ ARGS = [
 
 
 @pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
+def playwright_session() -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -36,11 +36,18 @@ def browser() -> Iterator[Any]:
     if not CHROMIUM.exists():
         pytest.skip(f"{CHROMIUM} is missing: apt-get install chromium (make test does as root)")
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
+        yield p
+
+
+@pytest.fixture
+def browser(playwright_session: Any) -> Iterator[Any]:
+    # A browser per test: Chromium keeps its WebSocket and connection state per process, and a
+    # page of an earlier test reconnecting to its stopped server could hold up the next one's.
+    b = playwright_session.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
+    try:
+        yield b
+    finally:
+        b.close()
 
 
 @pytest.fixture

@@ -213,6 +213,9 @@ def serving(server: FrameServer) -> Iterator[FrameServer]:
     try:
         yield server
     finally:
-        uv.should_exit = True
+        # At once, open WebSockets and all: a page still connected would otherwise keep the
+        # server half-alive, and Chromium lets only one WebSocket per host be connecting at a
+        # time, so the next test's page would wait behind its reconnects.
+        uv.should_exit = uv.force_exit = True
         thread.join(10)
         sock.close()

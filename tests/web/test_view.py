@@ -28,7 +28,11 @@ def _open(page: Any, server: FrameServer) -> Any:
     page.goto(server.url)
     box = page.get_by_role("textbox", name="Message")
     expect(box).to_be_visible()
-    expect(page.locator(".banner")).to_have_count(0, timeout=15_000)  # connected (slow when busy)
+    banner = page.locator(".banner")
+    try:
+        expect(banner).to_have_count(0, timeout=15_000)  # connected (slow when busy)
+    except AssertionError:
+        raise AssertionError(f"still showing: {banner.all_inner_texts()}") from None
     return box
 
 

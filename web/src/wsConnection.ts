@@ -26,6 +26,9 @@ import { isObject } from "./wire";
 const CLOSE_UNAUTHORIZED = 4401;
 // The server waits for Authenticate this long before closing; a page without a key should not.
 const HELLO_WAIT_MS = 1500;
+// A handshake that neither opens nor fails (a stalled server, a half-open socket) is given up
+// after this long and tried again, so the page never sits at "Connecting…" for good.
+const CONNECT_WAIT_MS = 4000;
 
 export function connectWebSocket(url: string): Connection {
   const stateListeners = new Set<(s: ConnectionState, detail: string) => void>();
@@ -58,9 +61,18 @@ export function connectWebSocket(url: string): Connection {
     socket = ws;
     hello = null;
     setState("connecting");
+    const opening = window.setTimeout(() => {
+      if (ws.readyState === WebSocket.CONNECTING) ws.close();
+    }, CONNECT_WAIT_MS);
     ws.onopen = () => {
+      window.clearTimeout(opening);
       if (key !== null) {
         ws.send(JSON.stringify({ id: nextId("auth"), commandName: "Authenticate", arguments: { key }, timestamp: Date.now() }));
+        // A key was sent: the server answers with hello, or closes with 4401. Silence means
+        // the socket is stuck; start again.
+        helloTimer = window.setTimeout(() => {
+          if (hello === null) ws.close();
+        }, CONNECT_WAIT_MS);
       } else {
         helloTimer = window.setTimeout(() => {
           if (hello === null) setState("signin", "");
@@ -104,6 +116,7 @@ export function connectWebSocket(url: string): Connection {
     };
     ws.onclose = (event: CloseEvent) => {
       window.clearTimeout(helloTimer);
+      window.clearTimeout(opening);
       if (socket !== ws) return;
       socket = null;
       failPending("The connection to the server closed; the command may not have run.");
