@@ -12,7 +12,6 @@ rewrites them after an intended change.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
@@ -22,6 +21,7 @@ from typing import Any, TypeVar
 import openai
 import pytest
 
+from tests.snapshot import check_snapshot
 from vaultpilot.agent import Agent, NoteVersions, RunControls, VaultTools, run
 from vaultpilot.agent.events import AgentEvent, RunFinished, event_to_dict
 from vaultpilot.agent.openai_model import OpenAIChatModel
@@ -126,13 +126,4 @@ def stable(events: Sequence[AgentEvent]) -> list[dict[str, Any]]:
 
 
 def snapshot(name: str, value: Any) -> None:
-    path = SNAPSHOTS / f"{name}.json"
-    text = json.dumps(value, ensure_ascii=False, indent=2) + "\n"
-    if os.environ.get("UPDATE_SNAPSHOTS") == "1":
-        path.write_text(text, encoding="utf-8")
-        return
-    if not path.exists():
-        pytest.fail(f"No snapshot {path.name}; run with UPDATE_SNAPSHOTS=1 to create it.")
-    assert json.loads(path.read_text(encoding="utf-8")) == json.loads(text), (
-        f"{path.name} differs; if the change is intended, run with UPDATE_SNAPSHOTS=1"
-    )
+    check_snapshot(SNAPSHOTS / f"{name}.json", value)

@@ -6,27 +6,19 @@ A change to a model or a message shows up as a diff of ``snapshots/``. To accept
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.snapshot import check_snapshot
 from vaultpilot.contract.models import SCHEMA_NAMES, json_schema
 
 from .conftest import SNAPSHOTS, request, run_agent
 
-UPDATE = os.environ.get("UPDATE_SNAPSHOTS") == "1"
-
 
 def matches_snapshot(name: str, value: Any) -> None:
-    path = SNAPSHOTS / name
-    text = json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-    if UPDATE:
-        path.write_text(text, encoding="utf-8")
-    assert path.exists(), f"no snapshot {name}; run with UPDATE_SNAPSHOTS=1 to create it"
-    assert path.read_text(encoding="utf-8") == text
+    check_snapshot(SNAPSHOTS / name, value, exact_text=True)
 
 
 @pytest.mark.parametrize("name", SCHEMA_NAMES)

@@ -7,7 +7,6 @@ embedding is off (`--no-embed`), so nothing but the protocol is measured or awai
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -15,6 +14,8 @@ from typing import Any
 
 import pytest
 from mcp.client.stdio import StdioServerParameters
+
+from tests.snapshot import check_snapshot
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 VAULTPILOT = Path(sys.executable).parent / "vaultpilot"
@@ -47,16 +48,7 @@ def one_vault(tmp_path: Path, example_vault: Path, data_dir: Path) -> StdioServe
 
 def snapshot(name: str, value: Any) -> None:
     """Compare ``value`` with ``snapshots/<name>.json`` (``UPDATE_SNAPSHOTS=1`` rewrites it)."""
-    path = SNAPSHOTS / f"{name}.json"
-    text = json.dumps(value, ensure_ascii=False, indent=2) + "\n"
-    if os.environ.get("UPDATE_SNAPSHOTS") == "1":
-        path.write_text(text, encoding="utf-8")
-        return
-    if not path.exists():
-        pytest.fail(f"No snapshot {path.name}; run with UPDATE_SNAPSHOTS=1 to create it.")
-    assert json.loads(path.read_text(encoding="utf-8")) == json.loads(text), (
-        f"{path.name} differs; if the change is intended, run with UPDATE_SNAPSHOTS=1"
-    )
+    check_snapshot(SNAPSHOTS / f"{name}.json", value)
 
 
 def wire(models: list[Any]) -> list[dict[str, Any]]:

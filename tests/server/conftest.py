@@ -29,6 +29,7 @@ import uvicorn
 from starlette.testclient import TestClient
 from websockets.asyncio.client import ClientConnection, connect
 
+from tests.snapshot import check_snapshot
 from vaultpilot.agent.config import AgentConfig
 from vaultpilot.agent.model import ModelClient
 from vaultpilot.index.embedding.base import Embedder
@@ -251,13 +252,4 @@ def scrub(value: Any) -> Any:
 
 
 def snapshot(name: str, value: Any) -> None:
-    path = SNAPSHOTS / f"{name}.json"
-    text = json.dumps(scrub(value), indent=2, ensure_ascii=False, sort_keys=False) + "\n"
-    if os.environ.get("UPDATE_SNAPSHOTS"):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        return
-    assert path.exists(), f"no snapshot {path}; run with UPDATE_SNAPSHOTS=1 to write it"
-    assert json.loads(path.read_text(encoding="utf-8")) == json.loads(text), (
-        f"{name} differs from {path}; run with UPDATE_SNAPSHOTS=1 if the change is intended"
-    )
+    check_snapshot(SNAPSHOTS / f"{name}.json", scrub(value))

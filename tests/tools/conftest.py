@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.snapshot import check_snapshot
 from vaultpilot.tools import ToolContext, call_tool, open_context
 
 NOW = datetime(2025, 11, 12, 18, 0, tzinfo=UTC)  # the day of the vault's last daily note
@@ -74,13 +75,4 @@ def manage(context: ToolContext, **arguments: Any) -> dict[str, Any]:
 
 
 def snapshot(name: str, value: Any) -> None:
-    path = SNAPSHOTS / f"{name}.json"
-    text = json.dumps(value, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
-    if os.environ.get("UPDATE_SNAPSHOTS") == "1" or not path.exists():
-        if os.environ.get("UPDATE_SNAPSHOTS") != "1":
-            pytest.fail(f"No snapshot {path.name}; run with UPDATE_SNAPSHOTS=1 to create it.")
-        path.write_text(text, encoding="utf-8")
-        return
-    assert json.loads(path.read_text(encoding="utf-8")) == json.loads(text), (
-        f"{path.name} differs; if the change is intended, run with UPDATE_SNAPSHOTS=1"
-    )
+    check_snapshot(SNAPSHOTS / f"{name}.json", value)
