@@ -45,6 +45,20 @@ def readme_commands() -> list[str]:
 COMMANDS = readme_commands()
 
 
+def _bash(command: str, repo: Path, env: dict[str, str], *, timeout: float) -> tuple[int, str]:
+    """Run one README line as a shell runs it; its exit code and everything it printed."""
+    done = subprocess.run(
+        ["bash", "-c", command],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
 def test_the_readme_has_examples_and_points_only_inside_the_repository() -> None:
     text = README.read_text(encoding="utf-8")
     assert len(COMMANDS) >= 25
@@ -142,31 +156,13 @@ def test_every_shell_example_in_the_readme_works(place: tuple[Path, dict[str, st
             if re.search(r"vaultpilot (serve|mcp --vault)", command):
                 out = _serve(command, repo, env) if " serve" in command else ""
                 if " mcp " in command:
-                    done = subprocess.run(
-                        ["bash", "-c", command],
-                        cwd=repo,
-                        env=env,
-                        capture_output=True,
-                        text=True,
-                        timeout=120,
-                        stdin=subprocess.DEVNULL,
-                    )
-                    out = done.stdout + done.stderr
-                    assert done.returncode == 0, f"{command}\n{out}"
+                    code, out = _bash(command, repo, env, timeout=120)
+                    assert code == 0, f"{command}\n{out}"
                 assert "Traceback" not in out, f"{command}\n{out}"
                 ran += 1
                 continue
-            done = subprocess.run(
-                ["bash", "-c", command],
-                cwd=repo,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=300,
-                stdin=subprocess.DEVNULL,
-            )
-            out = done.stdout + done.stderr
-            assert done.returncode == 0, f"`{command}` exited {done.returncode}:\n{out}"
+            code, out = _bash(command, repo, env, timeout=300)
+            assert code == 0, f"`{command}` exited {code}:\n{out}"
             assert "Traceback" not in out, f"{command}\n{out}"
             ran += 1
         assert ran >= 20

@@ -24,11 +24,9 @@ from typing import Any
 
 from vaultpilot.errors import InvalidArgumentError
 from vaultpilot.tools import get_tool
-from vaultpilot.tools.rules import VaultRules
+from vaultpilot.tools.rules import PATH_KEYS, VaultRules
 
 __all__ = ["RunGuard"]
-
-_PATH_KEYS = ("path", "notePath")
 
 
 def _result_paths(value: Any) -> set[str]:
@@ -39,7 +37,7 @@ def _result_paths(value: Any) -> set[str]:
             found |= _result_paths(item)
     elif isinstance(value, Mapping):
         for key, item in value.items():
-            if key in _PATH_KEYS and isinstance(item, str):
+            if key in PATH_KEYS and isinstance(item, str):
                 found.add(item)
             elif key == "affectedPaths" and isinstance(item, list):
                 found |= {p for p in item if isinstance(p, str)}
@@ -98,12 +96,11 @@ class RunGuard:
             self.limit_approved = True
 
     def observe(self, name: str, arguments: Mapping[str, Any], result: Mapping[str, Any]) -> None:
-        paths = _result_paths(result)
         if self._writes(name, arguments) is not None:
-            self.changed |= set(result.get("affectedPaths") or []) & paths
+            self.changed |= {p for p in result.get("affectedPaths") or [] if isinstance(p, str)}
             return
         if self.tainted_by is None:
-            for path in sorted(paths):
+            for path in sorted(_result_paths(result)):
                 if self.rules.untrusted_source(path):
                     self.tainted_by = path
                     break

@@ -178,6 +178,7 @@ class _Run:
         # Every change the run makes joins one change set, named by the run id (for undo).
         self.tools = for_run(agent.tools, run_id)
         self.guard = RunGuard(agent.rules)
+        self.marked: dict[str, str] = {}  # a tool message's content -> its marked form, once
         specs = self.tools.specs()
         self.names = [s.name for s in specs]
         self.tool_list = [tool_entry(s.name, s.description, s.parameters) for s in specs]
@@ -444,15 +445,20 @@ class _Run:
 
     def _for_model(self, message: ChatMessage) -> ChatMessage:
         """A tool message with its note text between this agent's boundary markers (stored
-        messages stay plain, so a conversation continued later is marked with the new token)."""
+        messages stay plain, so a conversation continued later is marked with the new token).
+        Each message is marked once per run, not again at every step."""
         token = self.agent.note_token
-        if not token or message.get("role") != "tool":
+        content = message.get("content")
+        if not token or message.get("role") != "tool" or not isinstance(content, str):
             return message
-        try:
-            result = json.loads(str(message.get("content") or ""))
-        except json.JSONDecodeError:
-            return message
-        return {**message, "content": json.dumps(mark(result, token), ensure_ascii=False)}
+        marked = self.marked.get(content)
+        if marked is None:
+            try:
+                marked = json.dumps(mark(json.loads(content), token), ensure_ascii=False)
+            except json.JSONDecodeError:
+                marked = content
+            self.marked[content] = marked
+        return {**message, "content": marked}
 
     def _tool_message(self, call_id: str, result: dict[str, Any]) -> None:
         self.open_calls = [c for c in self.open_calls if c.id != call_id]

@@ -27,29 +27,38 @@ if TYPE_CHECKING:
 __all__ = ["after", "before"]
 
 
-def _paths(ctx: ToolContext, names: list[str]) -> list[str]:
-    found = list(names)
-    if names:
-        ctx.fresh()  # titles resolve on an up-to-date index (a no-op while a watcher is live)
+def _resolved(ctx: ToolContext, names: list[str]) -> tuple[list[str], list[str]]:
+    found, unknown = [], []
     for name in names:
         try:
             found.append(resolve_note(ctx, name))
         except VaultpilotError:  # a new note, a folder, or a name the tool will refuse itself
-            continue
-    return found
+            unknown.append(name)
+    return found, unknown
+
+
+def _paths(ctx: ToolContext, names: list[str]) -> list[str]:
+    """The names as given and the notes they resolve to; the index is synced (once) only when
+    a name does not resolve, in case the note is newer than the index."""
+    found, unknown = _resolved(ctx, names)
+    if unknown:
+        ctx.fresh()  # a no-op while a watcher keeps the index live
+        found += _resolved(ctx, unknown)[0]
+    return [*names, *found]
 
 
 def before(ctx: ToolContext, tool: Tool, arguments: Mapping[str, Any]) -> None:
     rules = ctx.rules
     op = tool.operation(arguments)
-    if op is None or not (rules.active or rules.mode != "auto"):
+    if op is None or not rules.active:  # "ask" mode and ask folders are approvals (agent.guard)
         return
     names = tool.files(arguments)
     if not op.writes:
         rules.check_read(_paths(ctx, names))
         return
     rules.check_write(op.name, _paths(ctx, names), preview=bool(arguments.get("dryRun")))
-    target = arguments.get("target")
+    # The operation's first file field is what a folder operation changes as a whole.
+    target = arguments.get(op.files[0]) if op.files else None
     if isinstance(target, str) and target.strip("/") and (ctx.root / target).is_dir():
         inside = rules.covers_inside(target)  # a change to a whole folder
         if inside is not None:

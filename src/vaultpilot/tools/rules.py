@@ -34,7 +34,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from vaultpilot.errors import PathRefusedError, SetupError
 
-__all__ = ["PRIVATE_TEXT", "Access", "RulesFile", "RunMode", "VaultRules", "load_rules"]
+__all__ = [
+    "PATH_KEYS",
+    "PRIVATE_TEXT",
+    "Access",
+    "RulesFile",
+    "RunMode",
+    "VaultRules",
+    "load_rules",
+]
 
 RunMode = Literal["read-only", "ask", "auto"]
 Access = Literal["deny", "read_only", "ask", "private", "untrusted", "open"]
@@ -201,7 +209,7 @@ class VaultRules:
         )
 
 
-_PATH_KEYS = ("path", "notePath")
+PATH_KEYS = ("path", "notePath")  # the keys under which results name a note
 # What a private note keeps in a result: that it exists, where, and when it changed.
 _PRIVATE_KEEP = frozenset(
     {"path", "notePath", "title", "noteTitle", "relevance", "relation", "created", "modified",
@@ -210,7 +218,7 @@ _PRIVATE_KEEP = frozenset(
 
 
 def _note_path(item: Mapping[str, Any]) -> str | None:
-    for key in _PATH_KEYS:
+    for key in PATH_KEYS:
         value = item.get(key)
         if isinstance(value, str):
             return value
