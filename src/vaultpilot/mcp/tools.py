@@ -9,7 +9,10 @@
   vault's context in a worker thread and returns a ``CallToolResult``: the tool's JSON result as
   ``structuredContent`` and as text, with ``isError`` when the call failed (a bad argument, a
   refused operation, a vault error: the same guiding message the tool gives every transport).
-  Only an unknown tool name is a protocol error (``INVALID_PARAMS``), as MCP asks.
+  Only an unknown tool name is a protocol error (``INVALID_PARAMS``), as MCP asks. Note text in
+  a result (``content``, ``excerpt``, ``context``) is between the server's boundary markers and
+  flagged when it hides text (``tools.untrusted.mark``), in the structured result and its text
+  alike, so a client's model sees the same boundaries whichever it reads.
 * Approvals: a call the policy marks ``deny`` is refused; one marked ``ask`` (or one the vault's
   rules ask for: ``mode = "ask"``, an ``ask`` folder, more notes than ``max_notes_per_run``) is
   asked through elicitation when the client supports it (``approval.ask_person``) and refused
@@ -36,6 +39,7 @@ from vaultpilot.mcp.approval import Asked, ask_person
 from vaultpilot.mcp.vaults import VaultSession
 from vaultpilot.tools import TOOLS, get_tool
 from vaultpilot.tools.registry import is_error
+from vaultpilot.tools.untrusted import mark
 
 __all__ = ["MAX_ARGUMENTS", "VAULT_PARAM", "Approvals", "call_tool", "list_tools"]
 
@@ -93,11 +97,14 @@ def list_tools(names: Sequence[str]) -> list[types.Tool]:
     return out
 
 
-def _result(result: Mapping[str, Any], *, failed: bool) -> types.CallToolResult:
-    text = json.dumps(result, ensure_ascii=False)
+def _result(
+    result: Mapping[str, Any], *, failed: bool, token: str | None = None
+) -> types.CallToolResult:
+    shown = dict(mark(result, token) if token else result)
+    text = json.dumps(shown, ensure_ascii=False)
     return types.CallToolResult(
         content=[types.TextContent(text=text)],
-        structured_content=dict(result),
+        structured_content=shown,
         is_error=failed or is_error(result),
     )
 
@@ -138,8 +145,10 @@ async def call_tool(
     *,
     vaults: Mapping[str, VaultSession],
     approvals: Approvals,
+    token: str | None = None,
 ) -> types.CallToolResult | types.InputRequiredResult:
-    """One ``tools/call`` (see the module); ``ctx`` is the SDK's request context."""
+    """One ``tools/call`` (see the module); ``ctx`` is the SDK's request context and ``token``
+    the server's boundary token (none: results as the tool gave them)."""
     name = params.name
     if name not in _NAMES:
         raise MCPError(
@@ -197,4 +206,4 @@ async def call_tool(
             }[asked]
             return _refusal(name, arguments, f"{key} {why}. Nothing was changed.")
     outcome = await vault.run_tool(name, arguments)  # a write takes the vault's write turn first
-    return _result(outcome.result, failed=outcome.error is not None)
+    return _result(outcome.result, failed=outcome.error is not None, token=token)
