@@ -124,6 +124,45 @@ def test_a_folder_holding_a_protected_note_is_not_changed_whole(vault: Path) -> 
     assert _hashes(vault) == before
 
 
+@pytest.mark.parametrize(("where", "named"), [("Archive/old.md", True), ("Secrets/pin.md", False)])
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"operation": "move_note", "target": "Projects/Plan.md", "destination": "Done"},
+        {"operation": "move_note", "target": "Projects/Plan.md", "destination": "Done",
+         "dryRun": True},
+        {"operation": "move_folder", "target": "Projects", "destination": "Work"},  # a rename
+        {"operation": "bulk_move", "targets": ["Projects/Plan.md"], "destination": "Done"},
+    ],
+)  # fmt: skip
+def test_a_move_that_would_rewrite_a_protected_note_is_refused(
+    vault: Path, args: dict[str, Any], where: str, named: bool
+) -> None:
+    (vault / "Done").mkdir()
+    with (vault / where).open("a", encoding="utf-8") as f:
+        f.write("See [[Projects/Plan]].\n")  # a path link: the move would rewrite it
+    before = _hashes(vault)
+    out = _call(_ctx(vault, RULES), "obsidian_vault_manager", **args)
+    assert out["success"] is False, out
+    assert "would rewrite the links" in out["message"] and "Nothing was moved" in out["message"]
+    assert (f"'{where}'" in out["message"]) is named  # a denied note is never named
+    assert "pin" not in out["message"] or named
+    assert _hashes(vault) == before
+
+
+def test_a_move_whose_links_still_resolve_is_allowed(vault: Path) -> None:
+    (vault / "Done").mkdir()
+    with (vault / "Archive" / "old.md").open("a", encoding="utf-8") as f:
+        f.write("See [[Plan]].\n")  # resolves by name wherever Plan goes: nothing to rewrite
+    out = _call(
+        _ctx(vault, RULES), "obsidian_vault_manager", operation="move_note",
+        target="Projects/Plan.md", destination="Done",
+    )  # fmt: skip
+    assert out["success"] is True, out
+    assert (vault / "Done" / "Plan.md").exists()
+    assert (vault / "Archive" / "old.md").read_text(encoding="utf-8").endswith("[[Plan]].\n")
+
+
 def test_read_only_mode_refuses_changes_but_allows_previews(vault: Path) -> None:
     ctx = _ctx(vault, VaultRules(mode="read-only"))
     before = _hashes(vault)

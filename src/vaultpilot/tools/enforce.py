@@ -8,8 +8,8 @@ around a folder rule. ``after(ctx, result)`` drops denied notes from a result, w
 of private ones, and refuses a read whose main note turned out to be denied (a daily note in a
 denied folder, say). Both are no-ops when the vault has no rules the tools enforce.
 
-Known limit: the link rewrites of a move change the notes that link to the moved one, wherever
-they are; a link in a read-only folder is still kept pointing at its note.
+The link rewrites of a move are checked where they are planned (``tools.moves``): a move that
+would rewrite a protected note's links is refused before anything moves.
 """
 
 from __future__ import annotations

@@ -127,7 +127,7 @@ def move_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         raise files.missing_folder(parent, f"move folder '{folder}' to '{new}'")
     file_moves = {q: new + q[len(folder) :] for q in paths_under(ctx.conn, folder)}
     if p.dry_run or p.approved_files is not None:
-        diffs, plan = preview_moves(ctx, [(folder, new)], file_moves)
+        diffs, plan = preview_moves(ctx, [(folder, new)], file_moves, operation="move_folder")
         if plan.errors:
             raise plan.errors[0]
         if p.dry_run:
@@ -143,7 +143,9 @@ def move_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
                 f"({', '.join(left[:5])}). Approve every file inside '{new}' and leave out only "
                 "other notes whose links you do not want rewritten, or reject the move."
             )
-    report = move_items(ctx, [(folder, new)], file_moves, only=p.approved_files)
+    report = move_items(
+        ctx, [(folder, new)], file_moves, only=p.approved_files, operation="move_folder"
+    )
     if report.errors:
         raise report.errors[0]
     others = [r for r in report.rewritten if not r.startswith(new + "/")]

@@ -11,6 +11,9 @@ re-resolves to another note of the same name (which) or becomes unresolved.
 ``protect_links(ctx, added)`` does the rewriting for a newly created note whose name could capture
 existing links (Obsidian rewrites those to full paths).
 
+The vault's rules hold for the rewrites too: a move that would rewrite the links in a read-only,
+private or denied note is refused before anything moves (``VaultRules.check_link_rewrites``).
+
 ``only`` (a per-file approval) names the files a person approved: a rewrite of a note not in it is
 left out and reported in ``refused`` (its links then lead where the index says: see the
 warnings); the moves themselves are chosen by the caller.
@@ -156,6 +159,19 @@ def _rewrite_pass(
         report.links_changed += plan.changes
 
 
+def _check_rules(
+    ctx: ToolContext, operation: str, items: list[tuple[str, str]], file_moves: dict[str, str]
+) -> None:
+    """Refuse the moves if their link rewrites would change a note the rules protect (reads
+    the affected notes once more, only when the vault has such rules)."""
+    if not ctx.rules.active or not items:
+        return
+    plans = _plan(ctx, all_paths(ctx.conn), file_moves, [], [], moved_yet=False)
+    touched = [p.source for p in plans if p.source not in file_moves]
+    moved = f"'{items[0][0]}'" if len(items) == 1 else f"{len(items)} items"
+    ctx.rules.check_link_rewrites(operation, moved, touched)
+
+
 def _carried(src: str, file_moves: dict[str, str]) -> dict[str, str]:
     prefix = src + "/"
     return {old: new for old, new in file_moves.items() if old == src or old.startswith(prefix)}
@@ -167,14 +183,17 @@ def move_items(
     file_moves: dict[str, str],
     *,
     only: Collection[str] | None = None,
+    operation: str = "move",
 ) -> MoveReport:
     """Move each (source, destination) item, then rewrite the links the moves affect.
 
     ``file_moves`` maps every indexed file the items carry (a folder carries everything in it)
     to its new path. An item that cannot be moved is reported in ``failures`` and its files are
     left out of the link rewriting. With ``only``, notes not moved get their links rewritten
-    only if named there (the others are listed in ``refused``).
+    only if named there (the others are listed in ``refused``). Moves whose rewrites the vault's
+    rules forbid raise ``PathRefusedError`` before anything moves.
     """
+    _check_rules(ctx, operation, items, file_moves)
     report = MoveReport()
     before_paths = all_paths(ctx.conn)
     done: dict[str, str] = {}
@@ -203,13 +222,19 @@ def move_items(
 
 
 def preview_moves(
-    ctx: ToolContext, items: list[tuple[str, str]], file_moves: dict[str, str]
+    ctx: ToolContext,
+    items: list[tuple[str, str]],
+    file_moves: dict[str, str],
+    *,
+    operation: str = "move",
 ) -> tuple[list[FileDiff], MoveReport]:
-    """What ``move_items`` would write, as one diff per file; writes nothing.
+    """What ``move_items`` would write, as one diff per file; writes nothing (and refuses what
+    it would refuse).
 
     The report's ``failures``/``errors`` are the items that would be refused, ``moved`` the files
     that would move, ``rewritten`` the other notes whose links would change.
     """
+    _check_rules(ctx, operation, items, file_moves)
     report = MoveReport()
     before_paths = all_paths(ctx.conn)
     present = {fold(p) for p in before_paths}

@@ -154,6 +154,28 @@ class VaultRules:
                     f"{what}. Nothing was changed; leave notes there alone or ask the person."
                 )
 
+    def check_link_rewrites(self, operation: str, moved: str, paths: Iterable[str]) -> None:
+        """Refuse a move whose link rewrites would change a note the rules protect (``paths``:
+        the notes, other than the moved ones, whose links the move would rewrite; ``moved``: what
+        moves, as the message names it). A denied
+        note is not named: the agent may not learn it exists."""
+        for path in paths:
+            found = self._rule(path)
+            if found is None or found[1] not in ("deny", "read_only", "private"):
+                continue
+            entry, access = found
+            which = (
+                "a note the vault's rules keep from the agent"
+                if access == "deny"
+                else f"'{path}' (in '{entry}', which the vault's rules "
+                + ("make read-only)" if access == "read_only" else "keep private)")
+            )
+            raise PathRefusedError(
+                f"{operation} was not run: moving {moved} would rewrite the links in {which} "
+                "so that they keep leading to it. Nothing was moved; leave it where it is, or "
+                "ask the person to move it in Obsidian or to change the rules."
+            )
+
     def asks(self, path: str) -> str | None:
         """Why a change to ``path`` needs approval by the folder rules, or None."""
         found = self._rule(path)
