@@ -1,7 +1,12 @@
 """Find notes by metadata: tags (nested included), folder, properties, created and modified dates.
 
 ``find_notes(conn, NoteFilter(...), order=..., limit=..., offset=...)`` returns the matching note
-paths and how many match in all. Every condition of a filter must hold. How each is read:
+paths and how many match in all. ``page_notes(..., count_up_to=N)`` returns one page the same
+way, but counts the matches only up to ``N`` (``NotePage.exact`` says whether the count is the
+whole), so a page of a filter matching half of a 50,000-note vault costs about what it costs on a
+small vault: the count stops at ``N``, and when more than ``N`` notes match, the newest are found
+by walking the modification-time index from the newest note down (stopping at the page's last
+note) instead of sorting every match. Every condition of a filter must hold. How each is read:
 
 * ``tags``: the note has each tag, or a tag nested under it (``project`` matches
   ``project/active``), in frontmatter or in the body; case-insensitive.
@@ -25,7 +30,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from vaultpilot.index.search import filter_sql as _tag_folder_sql
@@ -33,11 +38,13 @@ from vaultpilot.index.search import filter_sql as _tag_folder_sql
 __all__ = [
     "NoteDate",
     "NoteFilter",
+    "NotePage",
     "Order",
     "PropertyCondition",
     "filter_sql",
     "find_notes",
     "note_dates",
+    "page_notes",
 ]
 
 Op = Literal["eq", "ne", "in", "contains", "gt", "gte", "lt", "lte", "exists"]
@@ -210,6 +217,14 @@ def find_notes(
     """Paths of the notes matching ``filt`` (newest first, by path, or by created date)."""
     where, args = filter_sql(filt)
     total = conn.execute(f"SELECT COUNT(*) FROM files f WHERE {where}", args).fetchone()[0]  # noqa: S608
+    return _sorted(conn, filt, order, limit, offset), int(total)
+
+
+def _sorted(
+    conn: sqlite3.Connection, filt: NoteFilter, order: Order, limit: int, offset: int
+) -> list[str]:
+    """A page of the matches, every match sorted (the plan for few matches, or any order)."""
+    where, args = filter_sql(filt)
     order_by = {
         "modified": "f.mtime_ns DESC, f.path",
         "path": "f.path",
@@ -220,4 +235,111 @@ def find_notes(
         f"SELECT f.path FROM files f WHERE {where} ORDER BY {order_by} LIMIT ? OFFSET ?",  # noqa: S608
         [*args, limit, offset],
     )
-    return [r[0] for r in rows], int(total)
+    return [r[0] for r in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class NotePage:
+    """One page of matching notes; ``total`` is every match when ``exact``, else a lower bound
+    (more than ``total`` notes match: the count stopped there)."""
+
+    paths: list[str]
+    total: int
+    exact: bool
+
+
+# The newest notes a page walks at most (the modification-time index, newest first) before it
+# falls back to sorting every match: enough that a filter matching a few percent of the notes
+# fills a page well within it, small enough to bound a miss.
+_WINDOW = 4096
+
+
+def _tag_range(tag: str) -> list[str]:
+    low = tag.lstrip("#").lower().strip("/")
+    return [low, low + "0", low, low + "/"]
+
+
+# ``tag`` or a tag nested under it (``tag/...``) as ONE index range with a residual test:
+# SQLite streams a single range, where the two-range OR (``index.search.tag_filter_sql``) first
+# collects every matching row. Same rows: [t, t0) holds t, t/... and the few tags such as t-x
+# or t.x that the residual test drops.
+_TAG_RANGE = "tag_lower >= ? AND tag_lower < ? AND (tag_lower = ? OR tag_lower >= ?)"
+
+
+def _correlated_sql(filt: NoteFilter) -> tuple[str, list[object]]:
+    """``filter_sql`` with each tag tested per note (an EXISTS probe of the note's own tags)
+    instead of an IN list built from every note with the tag: for plans driven by another
+    index that stop early."""
+    where, args = filter_sql(replace(filt, tags=()))
+    parts, targs = [where], []
+    for tag in filt.tags:
+        parts.append(f"EXISTS (SELECT 1 FROM tags t WHERE t.file_id = f.id AND {_TAG_RANGE})")  # noqa: S608
+        targs.extend(_tag_range(tag))
+    return " AND ".join(parts), [*args, *targs]
+
+
+def _count_up_to(conn: sqlite3.Connection, filt: NoteFilter, cap: int) -> int:
+    """How many notes match, counting no further than ``cap``."""
+    if filt.tags:
+        # Driven by the first tag's notes, one index range, each note once, stopping at ``cap``.
+        rest, args = _correlated_sql(replace(filt, tags=filt.tags[1:]))
+        sql = (
+            "SELECT COUNT(*) FROM (SELECT 1 FROM"  # noqa: S608
+            f" (SELECT DISTINCT file_id AS id FROM tags WHERE {_TAG_RANGE}) m"
+            f" CROSS JOIN files f ON f.id = m.id WHERE {rest} LIMIT ?)"
+        )
+        args = [*_tag_range(filt.tags[0]), *args]
+    else:
+        where, args = _correlated_sql(filt)
+        sql = f"SELECT COUNT(*) FROM (SELECT 1 FROM files f WHERE {where} LIMIT ?)"  # noqa: S608
+    return int(conn.execute(sql, [*args, cap]).fetchone()[0])
+
+
+def _newest_within(
+    conn: sqlite3.Connection, filt: NoteFilter, limit: int, offset: int, window: int
+) -> list[str] | None:
+    """The page by modification time, found among the ``window`` newest files; None when
+    fewer than a page of matches lie there (the caller then sorts every match)."""
+    bound = conn.execute(
+        "SELECT mtime_ns FROM files INDEXED BY files_mtime ORDER BY mtime_ns DESC LIMIT 1 OFFSET ?",
+        [window],
+    ).fetchone()
+    where, args = _correlated_sql(filt)
+    if bound is not None:
+        # Every file at least as new as the bound is looked at (ties included), so the page
+        # is the same as a sort of every match would give.
+        where += " AND f.mtime_ns >= ?"
+        args.append(bound[0])
+    rows = conn.execute(
+        f"SELECT f.path FROM files f INDEXED BY files_mtime WHERE {where}"  # noqa: S608
+        " ORDER BY f.mtime_ns DESC, f.path LIMIT ? OFFSET ?",
+        [*args, limit, offset],
+    ).fetchall()
+    if len(rows) < limit and bound is not None:
+        return None
+    return [r[0] for r in rows]
+
+
+def page_notes(
+    conn: sqlite3.Connection,
+    filt: NoteFilter,
+    *,
+    order: Order = "modified",
+    limit: int = 10,
+    offset: int = 0,
+    count_up_to: int,
+    window: int = _WINDOW,
+) -> NotePage:
+    """One page of the notes matching ``filt`` (as ``find_notes``), counted up to
+    ``count_up_to`` (see the module doc); past it, a page by modification time is looked for
+    among the ``window`` newest files first."""
+    counted = _count_up_to(conn, filt, count_up_to + 1)
+    exact = counted <= count_up_to
+    total = counted if exact else count_up_to
+    if total == 0:
+        return NotePage([], 0, exact=True)
+    if not exact and order == "modified":
+        paths = _newest_within(conn, filt, limit, offset, window)
+        if paths is not None:
+            return NotePage(paths, total, exact=False)
+    return NotePage(_sorted(conn, filt, order, limit, offset), total, exact)

@@ -1,9 +1,11 @@
 """``obsidian_query_vault``: find notes (read-only). Results are summaries, never full notes.
 
-Every query type returns ``QueryResult``: at most ``limit`` results, ``totalFound`` (all matches),
-``truncated`` (more exist than shown) and a ``suggestion`` whenever nothing was found or the list
-was cut, saying how to narrow or widen the query. ``concise`` results carry path, title and
-relevance (about 50 tokens each); ``detailed`` ones add an excerpt, tags and dates (about 200).
+Every query type returns ``QueryResult``: at most ``limit`` results, ``totalFound`` (all
+matches; search_by_metadata and recent_changes count up to 1,000, and when more match,
+totalFound is 1,000 and the suggestion says "more than 1,000"), ``truncated`` (more exist than
+shown) and a ``suggestion`` whenever nothing was found or the list was cut, saying how to narrow
+or widen the query. ``concise`` results carry path, title and relevance (about 50 tokens each);
+``detailed`` ones add an excerpt, tags and dates (about 200).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import assert_never
 
 from vaultpilot.errors import InvalidArgumentError, NotFoundError
 from vaultpilot.index.lookup import folder_note_counts, notes_in_folder, tag_in_use, tags_like
-from vaultpilot.index.metadata import NoteFilter, find_notes
+from vaultpilot.index.metadata import NoteFilter, find_notes, page_notes
 from vaultpilot.index.search import query_words
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.filters import add_note_dates, describe_filters, note_filter
@@ -27,6 +29,10 @@ from vaultpilot.vault.files import confine
 __all__ = ["obsidian_query_vault"]
 
 _ALL = 1_000_000
+# search_by_metadata and recent_changes count their matches up to this many: past it,
+# totalFound is this number and the suggestion says "more than" (so a page costs the same on a
+# vault of 50,000 notes as on one of 1,000; the count would otherwise grow with the matches).
+_COUNT_UP_TO = 1000
 
 
 def _result(results: list[NoteInfo], total: int, *, suggestion: str | None = None) -> QueryResult:
@@ -223,10 +229,16 @@ def _metadata(ctx: ToolContext, p: QueryVaultParams, *, recent: bool = False) ->
     rng = p.filters.date_range if p.filters else None
     # A dateRange on the note's own date (no 'field') lists notes by that date, newest first.
     by_date = rng is not None and "field" not in rng.model_fields_set
-    paths, total = find_notes(
-        ctx.conn, filt or NoteFilter(), order="date" if by_date else "modified", limit=p.limit
+    page = page_notes(
+        ctx.conn,
+        filt or NoteFilter(),
+        order="date" if by_date else "modified",
+        limit=p.limit,
+        count_up_to=_COUNT_UP_TO,
     )
-    results = note_infos(ctx, [(path, 1.0) for path in paths], detailed=detailed)
+    total = page.total
+    of = f"{total}" if page.exact else f"more than {total:,}"
+    results = note_infos(ctx, [(path, 1.0) for path in page.paths], detailed=detailed)
     add_note_dates(ctx, results, p.filters)
     what = describe_filters(p.filters, p.path)
     suggestion = None
@@ -240,12 +252,12 @@ def _metadata(ctx: ToolContext, p: QueryVaultParams, *, recent: bool = False) ->
     elif total > len(results):
         if recent:
             suggestion = (
-                f"Showing the {len(results)} most recently modified of {total} notes. Narrow "
+                f"Showing the {len(results)} most recently modified of {of} notes. Narrow "
                 "with filters={ dateRange: { days: 7 } } or path='Folder', or raise limit."
             )
         else:
             suggestion = (
-                f"Showing {len(results)} of {total} results, newest first. Try narrowing with "
+                f"Showing {len(results)} of {of} results, newest first. Try narrowing with "
                 "more filters (tags, folder, properties, dateRange) or raise limit."
             )
     return _result(results, total, suggestion=suggestion)
