@@ -27,7 +27,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
@@ -330,8 +330,7 @@ def _few_records(
         return records
     resolver = LinkResolver(vault(keys))
     return [
-        replace(
-            r,
+        r._replace(
             links=tuple(
                 (*link[:7], resolver.resolve(r.path, link[0], link[5], subpath=link[2]))
                 for link in r.links
@@ -343,21 +342,36 @@ def _few_records(
     ]
 
 
+def _all_notes(conn: sqlite3.Connection, ids: set[int]) -> bool:
+    """Whether ``ids`` holds every note in the index (a full build: nothing to re-resolve)."""
+    if not ids:
+        return False
+    notes = conn.execute("SELECT COUNT(*) FROM files WHERE is_note = 1").fetchone()[0]
+    return len(ids) >= int(notes)
+
+
 def _reresolve(
-    conn: sqlite3.Connection, keys: set[str], resolver: LinkResolver, ids: dict[str, int]
+    conn: sqlite3.Connection,
+    keys: set[str],
+    resolver: LinkResolver,
+    ids: dict[str, int],
+    skip: set[int] | None = None,
 ) -> None:
-    """Resolve again every stored link whose target file name was added or removed."""
+    """Resolve again every stored link whose target file name was added or removed, except
+    the links of the notes in ``skip`` (written in this sync against the final file list)."""
     if not keys:
         return
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS _keys (k TEXT PRIMARY KEY)")
     conn.execute("DELETE FROM _keys")
     conn.executemany("INSERT OR IGNORE INTO _keys VALUES (?)", [(k,) for k in keys])
     rows = conn.execute(
-        "SELECT l.rowid, f.path, l.target_text, l.syntax, l.target_id FROM links l"
+        "SELECT l.rowid, l.source_id, f.path, l.target_text, l.syntax, l.target_id FROM links l"
         " JOIN files f ON f.id = l.source_id WHERE l.target_key IN (SELECT k FROM _keys)"
     ).fetchall()
     updates = []
-    for rowid, source, text, syntax, old in rows:
+    for rowid, source_id, source, text, syntax, old in rows:
+        if skip and source_id in skip:
+            continue
         res = resolver.resolve(source, text, syntax)
         new = ids.get(res) if res else None
         if new != old:
@@ -500,16 +514,21 @@ def _write(
         next_id += 1
     writer = RowWriter(conn, ids)
     _write_attachments(conn, writer, plan, ids, changed_ids)
+    fresh: set[int] = set()
     vanished = _write_notes(
-        conn, root, plan, writer, ids, changed_ids, report, workers=workers, progress=progress
-    )
+        conn, root, plan, writer, ids, changed_ids, report, fresh, workers=workers,
+        progress=progress,
+    )  # fmt: skip
     keys = {file_key(p) for p in [*plan.added, *plan.deleted, *vanished]}
-    if keys:
+    # The links parsed in this sync were resolved against the final file list already, unless
+    # a note vanished in between (its path was still in that list): only the others need it.
+    skip = set() if vanished else fresh
+    if keys and not _all_notes(conn, skip):
         if plan.scoped:  # the index holds the final file list now
             named = _index_named(conn, keys)
         else:
             named = [p for p in plan.on_disk if p not in vanished and _name_key(p) in keys]
-        _reresolve(conn, keys, LinkResolver(named), ids)
+        _reresolve(conn, keys, LinkResolver(named), ids, skip)
     report.added = len(plan.added) - len(vanished & set(plan.added))
     report.deleted = len(plan.deleted)
 
@@ -552,11 +571,15 @@ def _write_notes(
     ids: dict[str, int],
     changed_ids: dict[str, int],
     report: SyncReport,
+    fresh: set[int],
     *,
     workers: int | None,
     progress: ProgressFn | None,
 ) -> set[str]:
-    """Parse the added and changed notes and write them; returns the paths that vanished."""
+    """Parse the added and changed notes and write them; returns the paths that vanished.
+
+    The ids of the notes whose links were parsed and written here are added to ``fresh``.
+    """
     notes_to_parse = [p for p in plan.added + plan.changed if _is_note(p)]
     # Bulk mode (most of the vault is written): clear changed notes up front, write into
     # unindexed tables, index once at the end. Changed notes are then parsed in full.
@@ -574,6 +597,8 @@ def _write_notes(
     records = _records(str(root), _vault_paths(conn, plan), jobs, n_workers)
     for done, record in enumerate(records, 1):
         _write_record(conn, writer, record, ids, changed_ids, report, vanished, bulk=bulk)
+        if not (record.unchanged or record.error):
+            fresh.add(ids[record.path])
         if progress is not None:
             progress(done, len(jobs))
     writer.flush()

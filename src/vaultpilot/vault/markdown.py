@@ -19,14 +19,16 @@ __all__ = ["blank", "mask", "mask_comments"]
 
 # A fence line: up to three spaces, optional blockquote/callout markers, then ``` or ~~~.
 _FENCE = re.compile(r"^(?:[ ]{0,3}>[ ]?)*[ ]{0,3}(`{3,}|~{3,})(.*)$", re.MULTILINE)
-# Inline constructs, matched left to right so whichever opens first wins. The leading
-# look-ahead lets the engine reject most positions with one character test (4x faster).
+# Inline constructs, matched left to right so whichever opens first wins. Every alternative
+# starts with a literal character (the look-behinds come after it: '`(?<!``)' is a backtick not
+# preceded by one), so the regex engine skips ahead to the next '`', '%', '<' or '$' in a tight
+# loop instead of trying the pattern at every position (3-4x faster on typical notes).
 _INLINE = re.compile(
-    r"(?=[`%<$])(?:(?<!`)(?P<ticks>`+)(?!`)(?:[^\n]|\n(?![ \t]*\n))*?(?<!`)(?P=ticks)(?!`)"
+    r"`(?<!``)(?P<ticks>`*)(?!`)(?:[^\n]|\n(?![ \t]*\n))*?(?<!`)`(?P=ticks)(?!`)"
     r"|%%.*?(?:%%|\Z)"
     r"|<!--.*?(?:-->|\Z)"
     r"|\$\$.+?\$\$"
-    r"|(?<![\\$])\$(?=[^\s$])[^\n$]*?(?<=[^\s\\])\$(?!\d))",
+    r"|\$(?<![\\$]\$)(?=[^\s$])[^\n$]*?(?<=[^\s\\])\$(?!\d)",
     re.DOTALL,
 )
 _INDENTED = re.compile(r"^(?: {4}|\t)", re.MULTILINE)

@@ -105,7 +105,9 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 # are anything but whitespace and punctuation other than _ - /.
 _TAG_CHARS = r"[^\s!-,.:-@\[-^`{-~\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\u2018-\u201f]"
 _TAG = re.compile(rf"#({_TAG_CHARS}+(?:#{_TAG_CHARS}+)*)")
-_HEADING = re.compile(r"^[ ]{0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
+# A heading line, matched in "\n" + text: a pattern that starts with a literal '\n' (rather than
+# '^') is tried only at line starts, which the regex engine finds in a tight loop.
+_HEADING = re.compile(r"\n[ ]{0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
 # Rule 14: ' ^id' at the end of a line (or '^id' alone on its line); Latin letters, digits, '-'.
 _BLOCK = re.compile(r"\^([A-Za-z0-9-]+)[ \t]*$", re.MULTILINE)
 _VALID_TAG = re.compile(rf"^{_TAG_CHARS}+$")
@@ -319,10 +321,13 @@ def _inline_tags(text: str, base: int, starts: list[int]) -> list[Tag]:
 
 
 def _heading_text(body: str, m: re.Match[str]) -> str:
-    """The heading's text as written: inline code in it (masked when found) is kept."""
+    """The heading's text as written: inline code in it (masked when found) is kept.
+
+    ``m`` is a ``_HEADING`` match in ``"\n" + masked body``: its offsets are one too high.
+    """
     if m.group(2) is None:
         return ""
-    return body[m.start(2) : m.end(2)].strip()
+    return body[m.start(2) - 1 : m.end(2) - 1].strip()
 
 
 def parse_note(path: str, text: str) -> ParsedNote:
@@ -344,8 +349,8 @@ def parse_note(path: str, text: str) -> ParsedNote:
     blocks: list[Block] = []
     structure = mask_comments(masked)  # no headings or block ids inside comments
     if "#" in structure:
-        for m in _HEADING.finditer(structure):
-            line = _line_of(starts, base + m.start()) + 1
+        for m in _HEADING.finditer("\n" + structure):
+            line = _line_of(starts, base + m.start()) + 1  # m.start(): the line start's offset
             headings.append(Heading(len(m.group(1)), _heading_text(body, m), line))
     if "^" in structure:
         embed_ends = {lk.end - base for lk in links if lk.kind == "embed" and lk.syntax == "wiki"}
