@@ -1,26 +1,105 @@
-"""The one way a validation error is explained, to a model or a person.
+"""The one way a pydantic validation problem becomes a message, to a model or a person.
 
-``explain(err, subject=..., model=...)`` turns a pydantic ``ValidationError`` into one sentence
-per problem, in the caller's terms (camelCase parameter names, as on the wire): an unknown
-parameter lists the valid ones, an unknown ``operation``/``queryType``/``contextType`` lists the
-valid values, a missing one is named, and a length limit says how long the value was, the limit,
-and what to do instead (``_STRING_ADVICE``/``_LIST_ADVICE``). Every transport (the tools, the
-agent's function tools, the server's request models, the process-tool contract) uses it.
+``describe(errors, what=..., model=..., wording=...)`` turns pydantic's error list into
+``Invalid <what>: <problem>; <problem>.``, one problem per bad field, in the caller's terms
+(names as on the wire, from each field's alias): an unknown field lists the valid ones, an
+unknown choice (``operation``, ``commandName``…) lists the valid values, a missing field is
+named, a validator's own message is kept without pydantic's ``Value error,`` prefix, a problem
+said twice is said once, and a length limit says how long the value was, the limit and what to
+do instead (``_STRING_ADVICE``/``_LIST_ADVICE``). ``explain(err, subject=..., model=...)`` is
+``describe`` with the tools' wording; the tools, the agent's function tools and MCP use it, and
+the Agent Communication Server uses ``describe`` with its own ``Wording``
+(``server/validation.py``).
+
+Why two wordings remain. Both are wire contracts that clients and models already read (pinned by
+``tests/tools/snapshots``, ``tests/server/snapshots/rpc_failures.json`` and the tests that assert
+error text), so they were unified everywhere except where they say different things:
+
+* the words: the tools say ``unknown parameter 'x' (valid parameters: …)`` and ``unknown
+  operation 'x'; valid values: …``; the server says ``unknown argument 'x' (valid: …)`` and
+  ``unknown command 'x'; valid commands: …``.
+* locations: the server's models take a string or an object for one field (``Changes``,
+  ``Command``), so its wording reads a location against the model (``Wording.model_paths``):
+  pydantic's union-branch tags are dropped, only the branch matching what was sent is explained,
+  and an unknown nested name lists the nested model's fields. The tools' wording prints
+  pydantic's own location and the top-level parameters: turning that on for the tools would
+  rewrite their messages for union-typed property filters (``filters.properties.x.str``) and for
+  unknown keys in ``dateRange``.
+* length limits: only the tools' wording explains them (``Wording.lengths``); the server's
+  request models answer a too-long field with pydantic's text (``String should have at most 64
+  characters``), which its clients receive today.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sized
-from typing import Any
+from collections.abc import Mapping, Sequence, Sized
+from dataclasses import dataclass, field
+from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
-__all__ = ["explain"]
+__all__ = ["TOOL_WORDING", "Wording", "describe", "explain", "field_names"]
 
 
-def _field_names(model: type[BaseModel]) -> list[str]:
-    return [f.alias or name for name, f in model.model_fields.items()]
+@dataclass(frozen=True, slots=True)
+class Wording:
+    """The words one wire uses for validation problems; everything else is shared.
+
+    ``noun`` is what an unknown field is called ("parameter") and ``valid_fields`` the label
+    before the valid ones. ``choices`` maps a field that takes one of a fixed set of values to (what one value is
+    called, the label before the valid ones). ``model_paths`` reads locations against the model
+    (see the module docstring); ``union_hints`` then says what a string-or-object field takes.
+    ``lengths`` explains length limits with advice instead of pydantic's text.
+    """
+
+    noun: str
+    valid_fields: str
+    choices: Mapping[str, tuple[str, str]]
+    model_paths: bool = False
+    union_hints: Mapping[str, str] = field(default_factory=dict)
+    lengths: bool = False
+
+
+TOOL_WORDING = Wording(
+    noun="parameter",
+    valid_fields="valid parameters",
+    choices={name: (name, "valid values") for name in ("operation", "queryType", "contextType")},
+    lengths=True,
+)
+
+
+def field_names(model: type[BaseModel]) -> list[str]:
+    """A model's field names as the wire spells them (the first validation alias, else alias)."""
+    names = []
+    for name, info in model.model_fields.items():
+        choices = getattr(info.validation_alias, "choices", None)
+        names.append(str(choices[0]) if choices else (info.alias or name))
+    return names
+
+
+def _model_at(model: type[BaseModel], path: Sequence[object]) -> type[BaseModel]:
+    """The model holding the last part of an error location (for nested objects)."""
+    for part in path:
+        names = dict(zip(field_names(model), model.model_fields.values(), strict=True))
+        info = names.get(str(part))
+        if info is None:
+            break
+        inner = [a for a in get_args(info.annotation) or (info.annotation,) if isinstance(a, type)]
+        nested = [a for a in inner if issubclass(a, BaseModel)]
+        if not nested:
+            break
+        model = nested[0]
+    return model
+
+
+_UNION_TAGS = frozenset({"str", "list[str]", "NoteChanges"})
+
+
+def _is_tag(part: object) -> bool:
+    """A pydantic union-branch tag in an error location (``str``, ``function-after[...]``)."""
+    text = str(part)
+    return text in _UNION_TAGS or "[" in text
 
 
 # What a length limit protects and what to do instead, by parameter (the last name in the
@@ -46,6 +125,9 @@ _LIST_ADVICE: dict[str, tuple[str, str]] = {
     "metadata": ("are set in one call", "Split them into several calls"),
     "metadataChanges": ("are set in one call", "Split them into several calls"),
 }
+_LENGTH_ERRORS = frozenset(
+    {"string_too_long", "too_long", "note_too_large", "too_many_filters", "filter_value_too_long"}
+)
 
 
 def _too_long(loc: str, item: Mapping[str, Any]) -> str:
@@ -82,35 +164,77 @@ def _too_long(loc: str, item: Mapping[str, Any]) -> str:
     return f"'{loc}' has {length:,} {unit}; at most {limit:,} {done}. {advice}"
 
 
-_LENGTH_ERRORS = (
-    "string_too_long",
-    "too_long",
-    "note_too_large",
-    "too_many_filters",
-    "filter_value_too_long",
-)
+def _branch(
+    item: Mapping[str, Any], given: Mapping[object, object], wording: Wording
+) -> str | None:
+    """For a string-or-object field: "" when the other branch explains it, a hint, or None."""
+    loc = item["loc"]
+    if len(loc) < 2 or not _is_tag(loc[1]) or loc[0] not in given:
+        return None
+    structured = isinstance(given[loc[0]], dict | list)
+    if structured == (str(loc[1]) == "str"):
+        return ""  # the other branch explains it
+    if structured:
+        return None
+    hint = wording.union_hints.get(str(loc[0]), "a string, an object or a list")
+    return f"'{loc[0]}' must be {hint}"
+
+
+def _problem(item: Mapping[str, Any], model: type[BaseModel] | None, wording: Wording) -> str:
+    """One error dict as one problem, in ``wording``'s terms."""
+    parts = [p for p in item["loc"] if not (wording.model_paths and _is_tag(p))]
+    where = ".".join(str(p) for p in parts) or "arguments"
+    kind = item["type"]
+    if kind == "extra_forbidden":
+        valid = ""
+        if model is not None:
+            holder = _model_at(model, parts[:-1]) if wording.model_paths else model
+            valid = f" ({wording.valid_fields}: {', '.join(field_names(holder))})"
+        return f"unknown {wording.noun} '{where}'{valid}"
+    if kind == "missing":
+        return f"'{where}' is required"
+    if kind == "literal_error" and where in wording.choices:
+        noun, label = wording.choices[where]
+        expected = (item.get("ctx") or {}).get("expected", "")
+        return f"unknown {noun} {item['input']!r}; {label}: {expected}"
+    if kind in _LENGTH_ERRORS and wording.lengths:
+        return _too_long(where, item)
+    return f"'{where}': {str(item['msg']).removeprefix('Value error, ')}"
+
+
+def describe(
+    errors: Sequence[Any],
+    *,
+    what: str,
+    model: type[BaseModel] | None = None,
+    wording: Wording = TOOL_WORDING,
+) -> str:
+    """One message naming every problem (pydantic error dicts) and what is valid.
+
+    ``what`` names what was invalid ("arguments for CreateNote", "IToolCommand"); ``model``
+    (the validated model) lists the valid field names when one is unknown.
+    """
+    given: dict[object, object] = {}
+    if wording.model_paths:
+        given = {
+            e["loc"][0]: e.get("input")
+            for e in errors
+            if len(e["loc"]) == 2 and str(e["loc"][1]) == "str"
+        }
+    problems: list[str] = []
+    for item in errors:
+        branch = _branch(item, given, wording) if given else None
+        if branch is None:
+            problems.append(_problem(item, model, wording))
+        elif branch:
+            problems.append(branch)
+    return f"Invalid {what}: " + "; ".join(dict.fromkeys(problems)) + "."
 
 
 def explain(err: ValidationError, *, subject: str, model: type[BaseModel] | None = None) -> str:
-    """A validation error in the caller's terms: which parameter, what is wrong, what is valid.
+    """A tool's validation error: which parameter, what is wrong, what is valid.
 
-    ``subject`` names what was called ("obsidian_vault_manager", "CreateNote"); ``model`` (the
-    parameters model) lists the valid parameter names when one is unknown.
+    ``subject`` names what was called ("obsidian_vault_manager"); ``model`` (the parameters
+    model) lists the valid parameter names when one is unknown.
     """
-    problems: list[str] = []
-    for item in err.errors(include_url=False):
-        loc = ".".join(str(part) for part in item["loc"]) or "arguments"
-        kind = item["type"]
-        if kind == "extra_forbidden":
-            valid = f" (valid parameters: {', '.join(_field_names(model))})" if model else ""
-            problems.append(f"unknown parameter '{loc}'{valid}")
-        elif kind == "literal_error" and loc in ("operation", "queryType", "contextType"):
-            valid = (item.get("ctx") or {}).get("expected", "")
-            problems.append(f"unknown {loc} {item['input']!r}; valid values: {valid}")
-        elif kind == "missing":
-            problems.append(f"'{loc}' is required")
-        elif kind in _LENGTH_ERRORS:
-            problems.append(_too_long(loc, item))
-        else:
-            problems.append(f"'{loc}': {item['msg']}")
-    return f"Invalid arguments for {subject}: " + "; ".join(problems) + "."
+    return describe(err.errors(include_url=False), what=f"arguments for {subject}", model=model)
