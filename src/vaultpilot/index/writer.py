@@ -15,6 +15,7 @@ from vaultpilot.index.scan import NoteRecord
 __all__ = ["RowWriter", "clear_derived", "delete_files", "drop_child_indexes", "recreate_indexes"]
 
 _CHILD_TABLES = ("links", "properties", "tags", "aliases", "headings", "blocks")
+_NOTE_ID_COLUMNS = ("file_id", "source_id")
 
 _SQL = {
     "files": "INSERT INTO files (id, path, path_lower, folder, title, is_note, mtime_ns, size,"
@@ -59,6 +60,9 @@ def drop_child_indexes(conn: sqlite3.Connection) -> list[str]:
     The definitions are read back from the schema, so they always match the migrations.
     ``links_target`` stays: ``links.target_id`` is a deferred foreign key, and SQLite looks up
     its child rows on every insert into ``files``; without the index that lookup is a scan.
+    The indexes that start with the note's id (``file_id``, ``source_id``) stay too: notes are
+    written in id order, so those grow at their right edge, cheaply, while the workers parse;
+    building them afterwards would add to the part of the sync nothing runs beside.
     """
     marks = ", ".join("?" for _ in _CHILD_TABLES)
     rows = conn.execute(
@@ -66,9 +70,14 @@ def drop_child_indexes(conn: sqlite3.Connection) -> list[str]:
         f" AND tbl_name IN ({marks}) AND name != 'links_target'",
         _CHILD_TABLES,
     ).fetchall()
-    for name, _sql in rows:
+    dropped: list[str] = []
+    for name, sql in rows:
+        first = conn.execute(f'PRAGMA index_info("{name}")').fetchone()
+        if first is not None and first[2] in _NOTE_ID_COLUMNS:
+            continue
         conn.execute(f'DROP INDEX "{name}"')
-    return [sql for _name, sql in rows]
+        dropped.append(sql)
+    return dropped
 
 
 def recreate_indexes(conn: sqlite3.Connection, statements: list[str]) -> None:
