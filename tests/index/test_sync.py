@@ -10,7 +10,8 @@ import pytest
 from tests.index.helpers import dump, write
 from vaultpilot.index.db import connect
 from vaultpilot.index.queries import backlinks, outgoing_links, unresolved_links
-from vaultpilot.index.sync import sync_vault
+from vaultpilot.index.sync import _reresolve, sync_vault
+from vaultpilot.vault.resolve import LinkResolver, file_key
 
 
 @pytest.fixture
@@ -214,4 +215,34 @@ def test_bulk_sync_rebuilds_indexes_and_equals_rebuild(tmp_path: Path) -> None:
         == indexes
     )
     assert [r.source for r in backlinks(conn, "F0/N0.md")] == ["F0/N0.md"]
+    assert dump(conn) == _rebuild(root, tmp_path)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_full_build_resolves_links_once_and_right(tmp_path: Path, workers: int) -> None:
+    """A full build keeps the targets its parse resolved (it skips the re-resolve pass): they
+    must equal what resolving every stored link again against the finished index gives."""
+    root = tmp_path / "v"
+    for i in range(420):  # above the one-process threshold, so workers=2 parses in workers
+        folder = f"F{i % 3}"
+        write(
+            root,
+            f"{folder}/N{i}.md",
+            f"[[N{(i * 5) % 420}]] [[Same]] [[F1/Same]] [rel](../F2/N{i % 7}.md)"
+            f" [up](./N{i}.md) ![[pic.png]] [[pic]] [[Nope{i % 4}]] [[#Top]] [[|x]]\n",
+        )
+    for folder in ("F0", "F1", "F2"):
+        write(root, f"{folder}/Same.md", "same name in three folders")
+    write(root, "pic.png", b"\x89PNG\r\n\x1a\n")
+    conn = connect(tmp_path / "db" / "index.db")
+    sync_vault(conn, root, rebuild=True, workers=workers)
+    built = dump(conn)
+    resolved = conn.execute("SELECT COUNT(*) FROM links WHERE target_id IS NOT NULL").fetchone()
+    assert resolved[0] > 420 * 5
+    paths = [p for (p,) in conn.execute("SELECT path FROM files")]
+    ids = dict(conn.execute("SELECT path, id FROM files"))
+    conn.execute("BEGIN")
+    _reresolve(conn, {file_key(p) for p in paths}, LinkResolver(paths), ids)
+    conn.execute("COMMIT")
+    assert dump(conn) == built
     assert dump(conn) == _rebuild(root, tmp_path)
