@@ -38,6 +38,7 @@ import sqlite3
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from vaultpilot.index.doclists import Frequency
 from vaultpilot.index.embedding.base import Embedder, EmbeddingServiceError
 from vaultpilot.index.search import (
     KeywordHit,
@@ -287,10 +288,13 @@ def hybrid_search(
     ids = note_filter_ids(conn, tag=tag, folder=folder, allowed=allowed)
     index, notice = (None, None) if mode == "keyword" else _vector_index(conn, embedder, vectors)
 
+    frequencies: dict[str, Frequency] = {}  # how many notes hold each word, for this query
     kw_hits: list[KeywordHit] = []
     kw_total = 0
     if mode != "vector":
-        kw_hits, kw_total = keyword_side(conn, text, pool=fusion.pool, ids=ids, stem=fusion.stem)
+        kw_hits, kw_total = keyword_side(
+            conn, text, pool=fusion.pool, ids=ids, stem=fusion.stem, frequencies=frequencies
+        )
     vec_hits: list[ChunkMatch] = []
     cosines: dict[int, float] = {}
     if index is not None and embedder is not None and ids != set():
@@ -322,7 +326,20 @@ def hybrid_search(
         order = [fid for fid in order if fid in kw_rank or fid in vec_rank]
 
     # Calibrated relevance of every candidate; with vectors, the unlikely ones are dropped.
-    held = coverage(conn, text, order, stem=fusion.stem) if mode != "vector" else {}
+    # Words held: a common word is looked up only in the notes that can still be shown (the
+    # rest keep their rare-word evidence), so the cost does not grow with the vault.
+    every_word = [fid for fid, (_, hit) in kw_rank.items() if hit.all_words]
+    held: dict[int, tuple[float, float]] = {}
+    if mode != "vector":
+        held = coverage(
+            conn,
+            text,
+            order,
+            stem=fusion.stem,
+            holds_all=every_word,
+            seek=limit + 10,
+            frequencies=frequencies,
+        )
     calibrated = index is not None and (mode == "vector" or bool(cosines))
     probability = {
         fid: relevance(cosines.get(fid) if calibrated else None, *held.get(fid, (0.0, 0.0)))
