@@ -39,8 +39,9 @@ from vaultpilot.errors import (
     ExternalError,
     InvalidArgumentError,
     NotFoundError,
+    OSErrorMapping,
     SetupError,
-    StorageError,
+    map_os_errors,
 )
 
 __all__ = ["PLUGIN_FILES", "PLUGIN_ID", "default_plugin_dir", "install_plugin", "register"]
@@ -49,6 +50,8 @@ PLUGIN_ID = "vaultpilot"
 PLUGIN_FILES = ("manifest.json", "main.js", "styles.css")
 _BUILT = ("main.js", "styles.css")
 _BUILD_TIMEOUT_S = 600.0
+_MAKE_PLUGIN = "Run `make plugin` to see what fails."
+_SETUP: OSErrorMapping = {OSError: SetupError}
 
 
 def default_plugin_dir() -> Path:
@@ -81,21 +84,20 @@ def _check_source(source: Path) -> Path:
 
 def _run_npm(npm: str, args: list[str], source: Path) -> None:
     try:
-        done = subprocess.run(
-            [npm, *args],
-            cwd=source,
-            capture_output=True,
-            text=True,
-            timeout=_BUILD_TIMEOUT_S,
-            check=False,
-        )
+        with map_os_errors(npm, "run", {OSError: ExternalError}, advice=_MAKE_PLUGIN):
+            done = subprocess.run(
+                [npm, *args],
+                cwd=source,
+                capture_output=True,
+                text=True,
+                timeout=_BUILD_TIMEOUT_S,
+                check=False,
+            )
     except subprocess.TimeoutExpired:
         raise ExternalError(
             f"`npm {' '.join(args)}` in {source} took more than {_BUILD_TIMEOUT_S:.0f} s; "
             "run `make plugin` to see what it is doing."
         ) from None
-    except OSError as exc:
-        raise ExternalError(f"Could not run npm ({exc.strerror}): run `make plugin`.") from None
     if done.returncode != 0:
         tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-8:])
         raise ExternalError(
@@ -125,24 +127,20 @@ def _copy_all(source: Path, dest: Path) -> None:
     """Stage every file beside its destination, then rename them all into place."""
     staged: list[tuple[Path, Path]] = []
     try:
-        dest.mkdir(parents=True, exist_ok=True)
-        for name in PLUGIN_FILES:
-            fd, tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=dest)
-            os.close(fd)
-            staged.append((Path(tmp_name), dest / name))
-            shutil.copyfile(source / name, tmp_name)
-            # mkstemp makes the file 0600; the plugin's files are as readable as their sources.
-            shutil.copymode(source / name, tmp_name)
-        for staged_file, final in staged:
-            os.replace(staged_file, final)
-    except OSError as exc:
-        raise StorageError(
-            f"Could not write the plugin into {dest}: {exc.strerror or exc}. Check that the "
-            "folder is writable and the disk is not full."
-        ) from None
+        with map_os_errors(dest, "write the plugin into"):
+            dest.mkdir(parents=True, exist_ok=True)
+            for name in PLUGIN_FILES:
+                fd, tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=dest)
+                os.close(fd)
+                staged.append((Path(tmp_name), dest / name))
+                shutil.copyfile(source / name, tmp_name)
+                # mkstemp makes the file 0600; the plugin's files are as readable as their sources.
+                shutil.copymode(source / name, tmp_name)
+            for staged_file, final in staged:
+                os.replace(staged_file, final)
     finally:
         for leftover, _ in staged:
-            with contextlib.suppress(FileNotFoundError):
+            with contextlib.suppress(FileNotFoundError):  # renamed into place: nothing left
                 leftover.unlink()
 
 
@@ -152,12 +150,15 @@ def install_plugin(vault: Path, *, source: Path, build: bool = False) -> tuple[P
     source = _check_source(source)
     if build or any(not (source / n).is_file() for n in _BUILT):
         _build(source)
+    manifest = source / "manifest.json"
+    restore = "Restore it from the repository."
     try:
-        version = str(json.loads((source / "manifest.json").read_text("utf-8"))["version"])
-    except (OSError, ValueError, KeyError, TypeError):
+        with map_os_errors(manifest, "read the plugin's manifest", _SETUP, advice=restore):
+            text = manifest.read_text("utf-8")
+        version = str(json.loads(text)["version"])
+    except (ValueError, KeyError, TypeError):
         raise SetupError(
-            f"{source / 'manifest.json'} cannot be read as the plugin's manifest; restore it "
-            "from the repository."
+            f"{manifest} cannot be read as the plugin's manifest; restore it from the repository."
         ) from None
     dest = folder / ".obsidian" / "plugins" / PLUGIN_ID
     _copy_all(source, dest)

@@ -28,7 +28,7 @@ import typer
 from rich.markup import escape
 
 from vaultpilot.cli.common import DataDirOpt, console, err_console, handle_errors
-from vaultpilot.errors import SetupError
+from vaultpilot.errors import SetupError, map_os_errors
 from vaultpilot.locations import data_root
 
 __all__ = ["register"]
@@ -67,15 +67,15 @@ def _listen(host: str, port: int) -> socket.socket:
     # whose proto says TCP (with 0, every reply would wait ~40 ms for a delayed ACK).
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    address = f"[{host}]:{port}" if family == socket.AF_INET6 else f"{host}:{port}"
+    another = "Choose another port with --port (or $VAULTPILOT_PORT)."
     try:
-        sock.bind((host, port))
-        sock.listen(2048)  # connections wait in the backlog until the server is up
-    except OSError as exc:
+        with map_os_errors(address, "listen on", {OSError: SetupError}, advice=another):
+            sock.bind((host, port))
+            sock.listen(2048)  # connections wait in the backlog until the server is up
+    except SetupError:
         sock.close()
-        raise SetupError(
-            f"Cannot listen on {host}:{port}: {exc.strerror}. Choose another port with --port "
-            "(or $VAULTPILOT_PORT)."
-        ) from None
+        raise
     sock.set_inheritable(True)
     return sock
 

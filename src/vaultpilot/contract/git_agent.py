@@ -88,9 +88,11 @@ from vaultpilot.errors import (
     ExternalError,
     InvalidArgumentError,
     NotFoundError,
+    OSErrorMapping,
     PathRefusedError,
     SetupError,
     VaultpilotError,
+    map_os_errors,
 )
 from vaultpilot.locations import data_root, memory_db_path
 from vaultpilot.memory.db import connect
@@ -195,6 +197,15 @@ def config_overrides(config_names: str) -> list[str]:
     return out
 
 
+_GIT_OS_ERRORS: OSErrorMapping = {
+    FileNotFoundError: ExternalError(
+        "git is not installed or not on PATH; install git to use git_agent."
+    ),
+    OSError: ExternalError,
+}
+_GIT_ADVICE = "Check that git is installed and that this user may run it."
+
+
 def run_git(
     args: Sequence[str],
     *,
@@ -212,27 +223,22 @@ def run_git(
     hardening = [arg for setting in HARDENING for arg in ("-c", setting)]
     argv = ["git", "--no-pager", *hardening, *extra, *args]
     try:
-        done = subprocess.run(
-            argv,
-            cwd=repo,
-            input=None if stdin is None else stdin.encode("utf-8"),
-            stdin=subprocess.DEVNULL if stdin is None else None,
-            capture_output=True,
-            timeout=timeout,
-            env=git_env(env),
-            check=False,
-        )
-    except FileNotFoundError:
-        raise ExternalError(
-            "git is not installed or not on PATH; install git to use git_agent."
-        ) from None
+        with map_os_errors("git", "run", _GIT_OS_ERRORS, advice=_GIT_ADVICE):
+            done = subprocess.run(
+                argv,
+                cwd=repo,
+                input=None if stdin is None else stdin.encode("utf-8"),
+                stdin=subprocess.DEVNULL if stdin is None else None,
+                capture_output=True,
+                timeout=timeout,
+                env=git_env(env),
+                check=False,
+            )
     except subprocess.TimeoutExpired:
         raise ExternalError(
             f"git {next((a for a in args if not a.startswith('-')), '')} did not finish "
             f"within {timeout:g} s and was stopped."
         ) from None
-    except OSError as exc:
-        raise ExternalError(f"Could not run git: {exc.strerror or exc}.") from None
     return GitRun(
         done.returncode,
         done.stdout.decode("utf-8", errors="replace"),
@@ -354,7 +360,7 @@ def register(data_dir: str | None, env: Mapping[str, str], log: JsonLog) -> None
             changed = upsert_tool(conn, git_agent_tool())
         finally:
             conn.close()
-    except (VaultpilotError, sqlite3.Error, OSError) as exc:
+    except (VaultpilotError, sqlite3.Error, OSError) as exc:  # registering is a convenience
         log.warning("registry.failed", error=str(exc))
         return
     log.info("registry.registered", db=str(path), changed=changed)

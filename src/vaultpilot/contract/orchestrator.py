@@ -45,7 +45,7 @@ from pydantic import ValidationError
 from vaultpilot.contract.catalog import child_env
 from vaultpilot.contract.models import ActionRequest, ActionResponse, describe_errors
 from vaultpilot.contract.wire import json_type, load_json
-from vaultpilot.errors import InvalidArgumentError
+from vaultpilot.errors import ExternalError, InvalidArgumentError, OSErrorMapping, map_os_errors
 from vaultpilot.memory.registry import ProcessTool, get_tool, list_tools
 
 __all__ = [
@@ -64,6 +64,12 @@ __all__ = [
 DEFAULT_TIMEOUT_S = 60.0
 FailureReason = Literal["spawn", "timeout", "exit", "not_json", "schema"]
 _STDERR_TAIL = 1500
+# A process tool that cannot start is reported as its failure (``Failed``), not raised.
+_SPAWN: OSErrorMapping = {OSError: ExternalError}
+_SPAWN_ADVICE = (
+    "Check that the program exists and that this user may run it "
+    "(`vaultpilot agents list` shows each tool's command)."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +129,7 @@ def _tail(text: str) -> str:
 
 def _stop(proc: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
     """Kill the child (and, on POSIX, its process group) and collect what it wrote."""
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError):  # it has exited already: nothing left to kill
         if os.name == "posix":
             os.killpg(proc.pid, signal.SIGKILL)
         else:
@@ -159,19 +165,22 @@ def run_process(
     def elapsed() -> float:
         return round((time.perf_counter() - started) * 1000, 2)
 
+    program = command[0] if command else "no command"
     try:
-        proc = subprocess.Popen(
-            list(command),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=child,
-            start_new_session=os.name == "posix",
-        )
-    except (OSError, ValueError) as exc:
-        message = f"Could not start '{name}' ({command[0] if command else 'no command'}): "
-        message += f"{getattr(exc, 'strerror', None) or exc}."
+        with map_os_errors(program, f"start '{name}' from", _SPAWN, advice=_SPAWN_ADVICE):
+            proc = subprocess.Popen(
+                list(command),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=cwd,
+                env=child,
+                start_new_session=os.name == "posix",
+            )
+    except ExternalError as exc:
+        return Failed("spawn", exc.message, None, "", "", elapsed())
+    except ValueError as exc:  # e.g. a NUL character in the command
+        message = f"Could not start '{name}' from '{program}': {exc}. {_SPAWN_ADVICE}"
         return Failed("spawn", message, None, "", "", elapsed())
     try:
         out, err = proc.communicate(request.model_dump_json().encode("utf-8"), timeout=timeout)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from vaultpilot.errors import StorageError
+from vaultpilot.errors import StorageError, map_os_errors
 from vaultpilot.locations import private_database
 from vaultpilot.migrate import Migration, apply
 
@@ -168,15 +168,16 @@ def connect(path: Path, *, check_same_thread: bool = True) -> sqlite3.Connection
 
     ``check_same_thread=False`` is for a connection its owner guards with a lock across threads.
     """
-    try:
+    with map_os_errors(path, "open the memory database"):
         private_database(path)  # conversations: 0600 in a 0700 folder, -wal/-shm alike
+    try:
         conn = sqlite3.connect(
             path,
             isolation_level=None,
             timeout=BUSY_TIMEOUT_S,
             check_same_thread=check_same_thread,
         )
-    except (OSError, sqlite3.Error) as exc:
+    except sqlite3.Error as exc:
         raise StorageError(f"Could not open the memory database '{path}': {exc}.") from None
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")

@@ -66,7 +66,7 @@ def _differs(root: Path, path: str, want: str) -> bool:
         return not os.path.lexists(where)
     try:
         return blob_hash(where.read_bytes()) != want
-    except OSError:
+    except OSError:  # unreadable now: not the content recorded, so it counts as changed
         return True
 
 

@@ -24,7 +24,7 @@ import secrets
 import stat
 from pathlib import Path
 
-from vaultpilot.errors import SetupError
+from vaultpilot.errors import OSErrorMapping, SetupError, map_os_errors
 from vaultpilot.locations import private_dir
 
 __all__ = [
@@ -40,6 +40,8 @@ __all__ = [
 
 KEY_ENV = "VAULTPILOT_SERVER_KEY"  # how child agent processes receive the key
 _MIN_LEN = 32
+# The key file is setup: a failure to read or write it is one the person running vaultpilot fixes.
+_SETUP: OSErrorMapping = {OSError: SetupError}
 
 
 def key_path(root: Path) -> Path:
@@ -65,17 +67,15 @@ def keys_match(given: str | None, expected: str) -> bool:
 
 def read_key(path: Path) -> str:
     """The key in ``path``; tightens a too-open file to 0600 first."""
+    missing = SetupError(f"No API key at {path}. Start `vaultpilot serve` once to create one.")
     try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-        if mode & 0o077:
-            os.chmod(path, 0o600)
-        key = path.read_text(encoding="utf-8").strip()
-    except FileNotFoundError:
-        raise SetupError(
-            f"No API key at {path}. Start `vaultpilot serve` once to create one."
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SetupError(f"Could not read the API key file {path}: {exc}.") from None
+        with map_os_errors(path, "read the API key file", {FileNotFoundError: missing, **_SETUP}):
+            mode = stat.S_IMODE(path.stat().st_mode)
+            if mode & 0o077:
+                os.chmod(path, 0o600)
+            key = path.read_text(encoding="utf-8").strip()
+    except UnicodeDecodeError:
+        key = ""  # not text: no valid key (said below)
     if len(key) < _MIN_LEN or any(c.isspace() for c in key):
         raise SetupError(
             f"The API key file {path} does not hold a valid key. Run `vaultpilot key rotate` "
@@ -108,22 +108,19 @@ def ensure_key(path: Path) -> tuple[str, bool]:
     if path.exists():
         return read_key(path), False
     key = new_key()
-    try:
-        _write_atomic(path, key, exclusive=True)
-    except FileExistsError:
-        return read_key(path), False
-    except OSError as exc:
-        raise SetupError(f"Could not write the API key to {path}: {exc.strerror}.") from None
+    with map_os_errors(path, "write the API key to", _SETUP):
+        try:
+            _write_atomic(path, key, exclusive=True)
+        except FileExistsError:  # another process made one meanwhile: that one is the key
+            return read_key(path), False
     return key, True
 
 
 def rotate_key(path: Path) -> str:
     """Replace the key in ``path`` with a new one (created if there was none); returns it."""
     key = new_key()
-    try:
+    with map_os_errors(path, "write the API key to", _SETUP):
         _write_atomic(path, key, exclusive=False)
-    except OSError as exc:
-        raise SetupError(f"Could not write the API key to {path}: {exc.strerror}.") from None
     return key
 
 
@@ -138,7 +135,7 @@ class KeyStore:
     def _stat(self) -> tuple[int, int, int] | None:
         try:
             st = self.path.stat()
-        except OSError:
+        except OSError:  # gone or unreadable: keep the key in force (current() says why)
             return None
         return (st.st_ino, st.st_mtime_ns, st.st_size)
 
