@@ -47,10 +47,11 @@ class Wording:
     """The words one wire uses for validation problems; everything else is shared.
 
     ``noun`` is what an unknown field is called ("parameter") and ``valid_fields`` the label
-    before the valid ones. ``choices`` maps a field that takes one of a fixed set of values to (what one value is
-    called, the label before the valid ones). ``model_paths`` reads locations against the model
-    (see the module docstring); ``union_hints`` then says what a string-or-object field takes.
-    ``lengths`` explains length limits with advice instead of pydantic's text.
+    before the valid ones. ``choices`` maps a field that takes one of a fixed set of values to
+    (what one value is called, the label before the valid ones). ``model_paths`` reads locations
+    against the model (see the module docstring); ``union_hints`` then says what a
+    string-or-object field takes. ``lengths`` explains length limits with advice instead of
+    pydantic's text.
     """
 
     noun: str
