@@ -16,7 +16,9 @@ this process is the client (TCP_NODELAY, keep-alive), on 127.0.0.1 only.
    queries. p50 / p99 in ms.
 2. **Load**: ``--clients`` concurrent clients (one keep-alive connection each) for ``--seconds``:
    ``--writers`` of them write without pause (``append_note`` to the client's own note), the rest
-   read without pause (the four calls above, in turn). Reads/s, writes/s and read p50 / p99.
+   read without pause (the four calls above, in turn). Reads/s, writes/s and read p50 / p99, and
+   the server process's CPU time per request (user + system, from ``/proc``; on a machine shared
+   with other work it varies far less than the rates do) and how many CPUs it kept busy.
 3. **Saved to found**: ``--saves`` times, a note gets a new, unique word appended on disk (an
    in-place write, as Obsidian saves); one client runs semantic_search for it every 5 ms until
    it is found. p50 / p99 / max in ms.
@@ -98,6 +100,15 @@ def stop_server(proc: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system) a process has used so far; None where /proc is missing."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def pct(values: list[float], q: float) -> float:
@@ -386,9 +397,15 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
                 n_req = args.requests if mode == "live" else args.scan_requests
                 lat = {name: latency(url, key, f, n_req) for name, f in make.items()}
                 reads = list(make.values())
+                cpu0, t_load = cpu_seconds(proc.pid), time.monotonic()
                 loaded = asyncio.run(
                     load(port, key, reads, args.clients, args.seconds, args.writers)
                 )
+                cpu1, took = cpu_seconds(proc.pid), time.monotonic() - t_load
+                if cpu0 is not None and cpu1 is not None:
+                    done = (loaded["reads_per_s"] + loaded["writes_per_s"]) * args.seconds
+                    loaded["cpu_ms_per_request"] = (cpu1 - cpu0) * 1000 / max(done, 1)
+                    loaded["cpus_busy"] = (cpu1 - cpu0) / took
                 saves = saved_to_found(url, key, vault, paths, args.saves)
             finally:
                 stop_server(proc)
@@ -414,15 +431,20 @@ def table(results: dict[int, dict[str, Any]]) -> str:
     lines += [
         "",
         "| notes | server | reads/s | writes/s | read p50 / p99 (ms) | errors "
-        "| saved to found p50 / p99 / max (ms) |",
-        "|---|---|---|---|---|---|---|",
+        "| server CPU per request (ms) / CPUs busy | saved to found p50 / p99 / max (ms) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for n, res in results.items():
         for mode, r in res.items():
             ld, sv = r["load"], r["saves"]
+            cpu = (
+                f"{ld['cpu_ms_per_request']:.2f} / {ld['cpus_busy']:.2f}"
+                if "cpu_ms_per_request" in ld
+                else "–"
+            )
             lines.append(
                 f"| {n:,} | {mode} | {ld['reads_per_s']:.0f} | {ld['writes_per_s']:.1f} | "
-                f"{ld['p50']:.1f} / {ld['p99']:.1f} | {ld['errors']} | "
+                f"{ld['p50']:.1f} / {ld['p99']:.1f} | {ld['errors']} | {cpu} | "
                 f"{pct(sv, 0.5):.0f} / {pct(sv, 0.99):.0f} / {max(sv):.0f} |"
             )
     return "\n".join(lines)
