@@ -99,7 +99,7 @@ def _write_atomic(path: Path, key: str, *, exclusive: bool) -> None:
         else:
             os.replace(tmp, path)
     finally:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(FileNotFoundError):  # renamed into place: nothing left
             tmp.unlink()
 
 
