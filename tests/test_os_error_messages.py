@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.contract.test_orchestrator import REQUEST
 from vaultpilot.cli.server_cmds import _listen
 from vaultpilot.contract.git_agent import run_git
-from vaultpilot.contract.orchestrator import Failed, run_process
+from vaultpilot.contract.orchestrator import Failed, new_request, run_process
 from vaultpilot.errors import ExternalError, SetupError, StorageError
 from vaultpilot.memory.db import connect
 from vaultpilot.server.keyfile import ensure_key, read_key, rotate_key
@@ -76,7 +75,7 @@ def test_a_port_in_use_says_to_choose_another() -> None:
 def test_a_process_tool_that_cannot_start_says_what_to_check(tmp_path: Path) -> None:
     program = tmp_path / "not-a-program"
     program.write_text("plain text\n")  # exists, but may not be run
-    outcome = run_process([str(program)], REQUEST)
+    outcome = run_process([str(program)], new_request("fake_tool", "do", {}))
     assert isinstance(outcome, Failed) and outcome.reason == "spawn"
     assert outcome.message.startswith(f"Could not start 'fake_tool' from '{program}': ")
     assert outcome.message.endswith("(`vaultpilot agents list` shows each tool's command).")
