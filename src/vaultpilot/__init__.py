@@ -2,7 +2,7 @@
 
 Layers, each importing only those to its left: ``vault`` ← ``index``, ``memory`` ← ``tools``,
 ``contract`` ← ``agent`` ← transports (``cli``, ``server``, ``mcp``, ``web``). ``errors``,
-``locations``, ``configfile`` and ``migrate`` are shared by all of them. ARCHITECTURE.md has the
+``locations`` and ``configfile`` are shared by all of them. ARCHITECTURE.md has the
 data flow and how to add an operation.
 """
 

@@ -19,7 +19,7 @@ from vaultpilot.memory.registry import (
     remove_tool,
     upsert_tool,
 )
-from vaultpilot.migrate import applied, apply
+from vaultpilot.memory.migrations import applied, apply
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}
 

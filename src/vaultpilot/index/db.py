@@ -34,7 +34,7 @@ from pathlib import Path
 
 from vaultpilot.errors import StorageError
 from vaultpilot.locations import private_database
-from vaultpilot.migrate import Migration, apply, run_statements
+from vaultpilot.memory.migrations import Migration, apply, run_statements
 
 __all__ = ["BUSY_TIMEOUT_MS", "MIGRATIONS", "connect"]
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from vaultpilot.errors import StorageError, map_os_errors
 from vaultpilot.locations import private_database
-from vaultpilot.migrate import Migration, apply
+from vaultpilot.memory.migrations import Migration, apply
 
 __all__ = [
     "BUSY_TIMEOUT_S",

@@ -3,7 +3,8 @@
 A database module declares ``MIGRATIONS = [create_notes, add_aliases, ...]`` and calls
 ``apply(conn, MIGRATIONS)`` after connecting. Each function runs inside its own transaction and
 its name is recorded in ``_migrations``; a function already recorded is never run again, so
-migrations are only ever appended, never edited.
+migrations are only ever appended, never edited. The runner both databases share
+(``index/db.py`` for index.db, ``memory/db.py`` for memory.db).
 """
 
 from __future__ import annotations
