@@ -216,6 +216,10 @@ def test_bulk_sync_rebuilds_indexes_and_equals_rebuild(tmp_path: Path) -> None:
     )
     assert [r.source for r in backlinks(conn, "F0/N0.md")] == ["F0/N0.md"]
     assert dump(conn) == _rebuild(root, tmp_path)
+    # The bulk write's larger FTS buffer is not left behind in the tables' stored settings.
+    for table in ("notes_fts_config", "cjk_fts_config"):
+        size = conn.execute(f"SELECT v FROM {table} WHERE k = 'hashsize'").fetchone()
+        assert size is None or size[0] == 1024 * 1024
 
 
 @pytest.mark.parametrize("workers", [1, 2])

@@ -25,9 +25,11 @@ import multiprocessing
 import os
 import sqlite3
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import cast
 
@@ -40,11 +42,14 @@ from vaultpilot.index.scan import (
     scan_vault,
 )
 from vaultpilot.index.writer import (
+    FTS_BUFFER_BULK,
+    FTS_BUFFER_DEFAULT,
     RowWriter,
     clear_derived,
     delete_files,
     drop_child_indexes,
     recreate_indexes,
+    set_fts_buffer,
 )
 from vaultpilot.vault.resolve import LinkResolver, file_key
 
@@ -61,6 +66,7 @@ __all__ = [
 ProgressFn = Callable[[int, int], None]
 _PARALLEL_MIN = 400  # below this many notes to parse, worker start-up costs more than it saves
 _BATCH = 64
+_IN_FLIGHT = 8  # batches per worker submitted ahead of the writer
 _BULK_MIN = 1000  # from this many notes to write (and half the vault), indexes are rebuilt once
 _FEW = 32  # up to this many notes, links are resolved against a narrowed file set
 _SCOPED_MAX = 64  # up to this many paths, sync_paths reads only their rows of the index
@@ -286,14 +292,21 @@ def _records(
             yield load_note(root, path, st, old, resolver)
         return
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    batches = [jobs[i : i + _BATCH] for i in range(0, len(jobs), _BATCH)]
+    batches = iter([jobs[i : i + _BATCH] for i in range(0, len(jobs), _BATCH)])
     with ProcessPoolExecutor(
         max_workers=workers,
         mp_context=multiprocessing.get_context(method),
         initializer=_init_worker,
         initargs=(root, paths),
     ) as pool:
-        for records in pool.map(_load_batch, batches):
+        # A bounded window of batches in flight (not all of them at once): when the writer is
+        # the slower side, parsed notes wait in the workers' queue instead of piling up here.
+        pending = deque(pool.submit(_load_batch, b) for b in islice(batches, _IN_FLIGHT * workers))
+        while pending:
+            records = pending.popleft().result()
+            following = next(batches, None)
+            if following is not None:
+                pending.append(pool.submit(_load_batch, following))
             yield from records
 
 
@@ -588,6 +601,7 @@ def _write_notes(
     if bulk:
         clear_derived(conn, [changed_ids[p] for p in notes_to_parse if p in changed_ids])
         saved_indexes = drop_child_indexes(conn)
+        set_fts_buffer(conn, FTS_BUFFER_BULK)
         old_hashes: dict[str, str | None] = {}
     else:
         old_hashes = _hashes(conn, [changed_ids[p] for p in notes_to_parse if p in changed_ids])
@@ -604,6 +618,7 @@ def _write_notes(
     writer.flush()
     if bulk:
         recreate_indexes(conn, saved_indexes)
+        set_fts_buffer(conn, FTS_BUFFER_DEFAULT)
     return vanished
 
 
