@@ -250,3 +250,28 @@ def test_full_build_resolves_links_once_and_right(tmp_path: Path, workers: int) 
     conn.execute("COMMIT")
     assert dump(conn) == built
     assert dump(conn) == _rebuild(root, tmp_path)
+
+
+def test_first_build_is_consistent_and_restores_foreign_keys(tmp_path: Path) -> None:
+    """A first build into an empty index skips the foreign-key lookups; what it writes must
+    still pass SQLite's own check, also when a linked note vanishes during the build."""
+    root = tmp_path / "first"
+    for i in range(1100):
+        write(root, f"F{i % 9}/N{i}.md", f"[[N{(i * 7) % 1100}]] [[Gone]] ![[p.png]] #t{i % 5}\n")
+    write(root, "Gone.md", "linked from every note, deleted while the build runs")
+    write(root, "p.png", b"\x89PNG\r\n\x1a\n")
+    conn = connect(tmp_path / "db" / "index.db")
+
+    def progress(done: int, total: int) -> None:
+        if done == 1:
+            (root / "Gone.md").unlink()
+
+    report = sync_vault(conn, root, workers=1, progress=progress)
+    assert ("Gone.md", "vanished during sync") in report.skipped
+    assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+    unresolved = conn.execute(
+        "SELECT COUNT(*) FROM links WHERE target_text = 'Gone' AND target_id IS NULL"
+    ).fetchone()[0]
+    assert unresolved == 1100
+    assert dump(conn) == _rebuild(root, tmp_path)

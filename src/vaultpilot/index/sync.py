@@ -489,18 +489,39 @@ def _sync(
     may have synced since, and a plan from before it would write rows it already wrote.
     """
     report = SyncReport()
-    if not planner(conn).stale:
+    first = planner(conn)
+    if not first.stale:
         return report
-    conn.execute("BEGIN IMMEDIATE")
+    # A first build into an empty index writes rows that are consistent by construction (every
+    # id comes from the plan), so SQLite's foreign-key lookups on each inserted row are skipped
+    # (the pragma cannot change inside a transaction: it is set around it). If another
+    # connection wrote in between, the sync starts over with the checks on.
+    unchecked = _first_build(first) and conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    if unchecked:
+        conn.execute("PRAGMA foreign_keys=OFF")
     try:
-        plan = planner(conn)
-        if plan.stale:
-            _write(conn, root, plan, report, workers=workers, progress=progress)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    return report
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            plan = planner(conn)
+            if unchecked and plan.indexed:
+                conn.execute("ROLLBACK")
+            else:
+                if plan.stale:
+                    _write(conn, root, plan, report, workers=workers, progress=progress)
+                conn.execute("COMMIT")
+                return report
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    finally:
+        if unchecked:
+            conn.execute("PRAGMA foreign_keys=ON")
+    return _sync(conn, root, planner, workers=workers, progress=progress)
+
+
+def _first_build(plan: SyncPlan) -> bool:
+    """Whether ``plan`` fills an empty index with a bulk write (see ``_sync``)."""
+    return not plan.scoped and not plan.indexed and len(plan.added) >= _BULK_MIN
 
 
 def _write(

@@ -67,17 +67,19 @@ def drop_child_indexes(conn: sqlite3.Connection) -> list[str]:
     For a sync that writes most of the vault, inserting into unindexed tables and building each
     index once afterwards (a sort) is about twice as fast as updating three B-trees per row.
     The definitions are read back from the schema, so they always match the migrations.
-    ``links_target`` stays: ``links.target_id`` is a deferred foreign key, and SQLite looks up
-    its child rows on every insert into ``files``; without the index that lookup is a scan.
+    ``links_target`` stays while foreign keys are checked: ``links.target_id`` is a deferred
+    foreign key, and SQLite looks up its child rows on every insert into ``files``; without the
+    index that lookup is a scan (a first build into an empty index turns the checks off).
     The indexes that start with the note's id (``file_id``, ``source_id``) stay too: notes are
     written in id order, so those grow at their right edge, cheaply, while the workers parse;
     building them afterwards would add to the part of the sync nothing runs beside.
     """
     marks = ", ".join("?" for _ in _CHILD_TABLES)
+    checked = conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     rows = conn.execute(
         f"SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"  # noqa: S608
-        f" AND tbl_name IN ({marks}) AND name != 'links_target'",
-        _CHILD_TABLES,
+        f" AND tbl_name IN ({marks}) AND (name != 'links_target' OR ?)",
+        (*_CHILD_TABLES, not checked),
     ).fetchall()
     dropped: list[str] = []
     for name, sql in rows:
