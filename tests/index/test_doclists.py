@@ -13,6 +13,7 @@ import pytest
 from vaultpilot.index.db import connect
 from vaultpilot.index.doclists import (
     COMMON,
+    brevity,
     doc_frequency,
     holders,
     note_count,
@@ -91,18 +92,29 @@ def test_title_words_fold_like_the_tokenizer(conn: sqlite3.Connection) -> None:
     assert _ids(conn, '"creme"') == {fid}
 
 
-def test_a_query_of_common_words_ranks_title_matches_then_the_newest(
+def test_a_query_of_common_words_ranks_title_matches_then_the_shortest_newest(
     conn: sqlite3.Connection,
 ) -> None:
     hits, total = keyword_side(conn, "budget", pool=10)
-    titled = sorted(_ids(conn, '{title aliases}: "budget"'), reverse=True)
-    newest_budget = sorted(_ids(conn, '"budget"'), reverse=True)
-    assert [h.file_id for h in hits[: len(titled)]] == titled
-    rest = [f for f in newest_budget if f not in titled][: 10 - len(titled)]
-    assert [h.file_id for h in hits[len(titled) :]] == rest
+    titled = _ids(conn, '{title aliases}: "budget"')
+    window = sorted(_ids(conn, '"budget"'))[-COMMON:]  # the newest COMMON notes holding it
+    got = [h.file_id for h in hits]
+    assert set(got[: len(titled)]) == titled  # old ones too: they are named after the word
+    assert set(got[len(titled) :]) <= set(window)
+    short = brevity(conn, got)
+    rest = got[len(titled) :]
+    assert [short[f] for f in rest] == sorted((short[f] for f in rest), reverse=True)
     assert all(h.all_words for h in hits)
-    assert abs(total - len(newest_budget)) <= 0.15 * len(newest_budget)
-    assert titled_newest(conn, '"budget"', 0, 3)[0][0] == titled[0]
+    budget = len(_ids(conn, '"budget"'))
+    assert abs(total - budget) <= 0.15 * budget
+    assert titled_newest(conn, '"budget"', window[0], 3)[0][0] in titled
+
+
+def test_brevity_follows_the_note_length(conn: sqlite3.Connection) -> None:
+    long_note = conn.execute("SELECT id FROM files WHERE path = 'Note 0007.md'").fetchone()[0]
+    short_note = conn.execute("SELECT id FROM files WHERE path = 'Note 0001.md'").fetchone()[0]
+    short = brevity(conn, [long_note, short_note])
+    assert 0 < short[long_note] < short[short_note] < 1
 
 
 def test_a_rare_word_is_ranked_by_bm25_and_common_words_only_test_every_word(

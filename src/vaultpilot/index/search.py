@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from vaultpilot.errors import InvalidArgumentError
 from vaultpilot.index.doclists import (
     Frequency,
+    brevity,
     doc_frequency,
     holders,
     newest,
@@ -381,6 +382,8 @@ def keyword_side(
     every, scored = _gather(conn, terms, df, take, bounded=ids is None)
     score = dict(scored)
     low = min(score.values(), default=0.0)
+    # Notes found holding every word but not scored (common words only): shorter ones first.
+    score.update(brevity(conn, [f for f, v in every if v is None and f not in score]))
     hits: dict[int, KeywordHit] = {}
     for fid, value in every:
         if ids is None or fid in ids:
