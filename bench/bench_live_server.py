@@ -285,6 +285,22 @@ async def load(
     }
 
 
+def run_load(
+    proc: subprocess.Popen[bytes], port: int, key: str, reads: list[Args], args: argparse.Namespace
+) -> dict[str, float]:
+    """The load phase (``--seconds`` 0: skipped), with the server's CPU time per request."""
+    if args.seconds <= 0:
+        return {}
+    cpu0, started = cpu_seconds(proc.pid), time.monotonic()
+    loaded = asyncio.run(load(port, key, reads, args.clients, args.seconds, args.writers))
+    cpu1, took = cpu_seconds(proc.pid), time.monotonic() - started
+    if cpu0 is not None and cpu1 is not None:
+        done = (loaded["reads_per_s"] + loaded["writes_per_s"]) * args.seconds
+        loaded["cpu_ms_per_request"] = (cpu1 - cpu0) * 1000 / max(done, 1)
+        loaded["cpus_busy"] = (cpu1 - cpu0) / took
+    return loaded
+
+
 def saved_to_found(url: str, key: str, vault: Path, paths: list[str], saves: int) -> list[float]:
     rng = random.Random(7)
     out: list[float] = []
@@ -396,17 +412,8 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
                 key = (data / "server.key").read_text().strip()
                 n_req = args.requests if mode == "live" else args.scan_requests
                 lat = {name: latency(url, key, f, n_req) for name, f in make.items()}
-                reads = list(make.values())
-                cpu0, t_load = cpu_seconds(proc.pid), time.monotonic()
-                loaded = asyncio.run(
-                    load(port, key, reads, args.clients, args.seconds, args.writers)
-                )
-                cpu1, took = cpu_seconds(proc.pid), time.monotonic() - t_load
-                if cpu0 is not None and cpu1 is not None:
-                    done = (loaded["reads_per_s"] + loaded["writes_per_s"]) * args.seconds
-                    loaded["cpu_ms_per_request"] = (cpu1 - cpu0) * 1000 / max(done, 1)
-                    loaded["cpus_busy"] = (cpu1 - cpu0) / took
-                saves = saved_to_found(url, key, vault, paths, args.saves)
+                loaded = run_load(proc, port, key, list(make.values()), args)
+                saves = saved_to_found(url, key, vault, paths, args.saves) if args.saves else []
             finally:
                 stop_server(proc)
                 log = data.parent / f"server-{mode}.log"
@@ -436,7 +443,9 @@ def table(results: dict[int, dict[str, Any]]) -> str:
     ]
     for n, res in results.items():
         for mode, r in res.items():
-            ld, sv = r["load"], r["saves"]
+            ld, sv = r["load"], r["saves"] or [float("nan")]
+            if not ld:
+                continue
             cpu = (
                 f"{ld['cpu_ms_per_request']:.2f} / {ld['cpus_busy']:.2f}"
                 if "cpu_ms_per_request" in ld
@@ -458,8 +467,8 @@ def main() -> None:
     ap.add_argument("--requests", type=int, default=300)
     ap.add_argument("--scan-requests", type=int, default=100, help="per call, watcher off")
     ap.add_argument("--clients", type=int, default=50)
-    ap.add_argument("--seconds", type=float, default=10.0)
-    ap.add_argument("--saves", type=int, default=20)
+    ap.add_argument("--seconds", type=float, default=10.0, help="of load (0: no load phase)")
+    ap.add_argument("--saves", type=int, default=20, help="0: no saved-to-found phase")
     ap.add_argument("--writers", type=int, default=5, help="of the clients, those that write")
     ap.add_argument("--out", type=Path, default=HERE / "out")
     ap.add_argument("--json", type=Path, default=None)
