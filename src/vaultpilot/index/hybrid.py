@@ -7,7 +7,8 @@
   words left out, so a question such as "when is the dentist appointment?" is not reduced to
   notes containing "is" and "the". Notes holding every word rank first. Queries with Chinese,
   Japanese or Korean text also use the trigram table, and accents are ignored, so non-English
-  text always ranks through here.
+  text always ranks through here. Its cost does not grow with the vault: words held by more
+  than ``doclists.COMMON`` notes are not scored by BM25 (see ``search.keyword_side``).
 * **vector side**: the query's embedding against every embedded chunk (``vectors.VectorIndex``);
   a note scores by its best chunk, whose heading and text become the snippet.
 * **fusion**: a 40/60 keyword/vector blend of each side's min-max normalised score (``Fusion``;
