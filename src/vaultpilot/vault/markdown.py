@@ -31,7 +31,10 @@ _INLINE = re.compile(
     r"|\$(?<![\\$]\$)(?=[^\s$])[^\n$]*?(?<=[^\s\\])\$(?!\d)",
     re.DOTALL,
 )
-_INDENTED = re.compile(r"^(?: {4}|\t)", re.MULTILINE)
+# Where indented code can start, searched in "\n\n" + text: an indented line with text after a
+# blank line or first in the note (what ``_indented_ranges`` requires; nested list items, the
+# common indented lines, are not). It starts with a literal, so the engine skips ahead.
+_INDENTED_START = re.compile(r"\n[^\S\n]*\n(?: {4}|\t)[^\n]*\S")
 # HTML blocks (CommonMark 4.6): markdown inside is not rendered (rule 17) and tags there do not
 # count (rule 10). Kind 1 (<pre>, <script>, <style>, <textarea>) runs to its closing tag; kind 6
 # (block-level tag names) and kind 7 (any complete tag alone on its line, not interrupting a
@@ -171,7 +174,7 @@ def mask(text: str, *, comments: bool = True) -> str:
     """Blank out code, HTML, math and (unless ``comments=False``) ``%%`` comments."""
     if "```" in text or "~~~" in text:
         text = _apply(text, _fenced_ranges(text))
-    if ("\n    " in text or "\n\t" in text) and _INDENTED.search(text):
+    if ("\n    " in text or "\n\t" in text) and _INDENTED_START.search("\n\n" + text):
         text = _apply(text, _indented_ranges(text))
     if "<" in text and _HTML_START.search(text):
         text = _apply(text, _html_block_ranges(text))
