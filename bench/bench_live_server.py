@@ -435,6 +435,8 @@ def table(results: dict[int, dict[str, Any]]) -> str:
         for mode, r in res.items():
             cells = [f"{r['latency'][o]['p50']:.1f} / {r['latency'][o]['p99']:.1f}" for o in ops]
             lines.append(f"| {n:,} | {mode} | " + " | ".join(cells) + " |")
+    if not any(r["load"] for res in results.values() for r in res.values()):
+        return "\n".join(lines)  # --seconds 0: latency only
     lines += [
         "",
         "| notes | server | reads/s | writes/s | read p50 / p99 (ms) | errors "
