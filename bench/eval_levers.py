@@ -47,6 +47,7 @@ sys.path.insert(0, str(HERE))
 
 import eval_real as E  # noqa: E402
 from vaultpilot.index import hybrid as H  # noqa: E402
+from vaultpilot.index import keyword_side as K  # noqa: E402
 from vaultpilot.index import search as S  # noqa: E402
 from vaultpilot.index.db import connect  # noqa: E402
 from vaultpilot.index.embedding import load_default_embedder  # noqa: E402
@@ -200,7 +201,7 @@ def _section_keyword(conn: Any, alpha: float | None) -> Callable[..., Any]:
         "INSERT INTO temp.sections(rowid, heading, text) SELECT id, heading, text FROM chunks"
     )
     file_of = dict(conn.execute("SELECT id, file_id FROM chunks").fetchall())
-    original = S.keyword_side
+    original = K.keyword_side
 
     def side(c: Any, text: str, **kw: Any) -> Any:
         hits, total = original(c, text, **kw)
@@ -216,14 +217,14 @@ def _section_keyword(conn: Any, alpha: float | None) -> Callable[..., Any]:
             best[file_of[cid]] = max(best.get(file_of[cid], -1e9), float(s))
         if alpha is None:
             ranked = sorted(best.items(), key=lambda kv: -kv[1])[: kw["pool"]]
-            return [S.KeywordHit(f, s, False) for f, s in ranked], total
+            return [K.KeywordHit(f, s, False) for f, s in ranked], total
         if not hits or not best:
             return hits, total
         note = dict(zip([h.file_id for h in hits], _norm([h.score for h in hits]), strict=True))
         low = min(best.values())
         sec = dict(zip(best, _norm(list(best.values())), strict=True))
         mixed = [
-            S.KeywordHit(h.file_id, note[h.file_id] + alpha * sec.get(h.file_id, low), h.all_words)
+            K.KeywordHit(h.file_id, note[h.file_id] + alpha * sec.get(h.file_id, low), h.all_words)
             for h in hits
         ]
         return sorted(mixed, key=lambda h: (not h.all_words, -h.score)), total

@@ -21,7 +21,7 @@ from vaultpilot.index.doclists import (
     titled_newest,
 )
 from vaultpilot.index.hybrid import hybrid_search
-from vaultpilot.index.search import coverage, keyword_side
+from vaultpilot.index.keyword_side import coverage, keyword_side
 from vaultpilot.index.sync import sync_vault
 
 NOTES = 2 * COMMON + 200  # "meeting" is in every note, "budget" in every other one

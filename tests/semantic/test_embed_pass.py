@@ -17,7 +17,7 @@ from vaultpilot.errors import SetupError
 from vaultpilot.index.db import connect
 from vaultpilot.index.embedding import EmbeddingModelMissing, OpenAIEmbedder
 from vaultpilot.index.embedding.base import Vectors
-from vaultpilot.index.search import keyword_side
+from vaultpilot.index.keyword_side import keyword_side
 from vaultpilot.index.semantic import (
     embed_pending,
     embedding_coverage,

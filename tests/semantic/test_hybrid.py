@@ -12,8 +12,9 @@ from bench.eval_retrieval import hybrid_ranker, product_keyword, score
 
 from tests.semantic.conftest import Embedded, HashEmbedder
 from vaultpilot.index.hybrid import Fusion, hybrid_search
+from vaultpilot.index.keyword_side import coverage
 from vaultpilot.index.related import related_notes, similar_notes
-from vaultpilot.index.search import content_words, coverage
+from vaultpilot.index.search import content_words
 
 QUESTIONS = Path(__file__).resolve().parents[2] / "bench" / "retrieval_questions.json"
 

@@ -2,13 +2,13 @@
 
 ``hybrid_search(conn, text, embedder=..., vectors=...)`` ranks notes for a free-text query:
 
-* **keyword side** (``search.keyword_side``): FTS5 BM25 (title, aliases, headings, body
+* **keyword side** (``keyword_side.keyword_side``): FTS5 BM25 (title, aliases, headings, body
   weighted as ``search.search``) for notes holding *any* of the query's words, English stop
   words left out, so a question such as "when is the dentist appointment?" is not reduced to
   notes containing "is" and "the". Notes holding every word rank first. Queries with Chinese,
   Japanese or Korean text also use the trigram table, and accents are ignored, so non-English
   text always ranks through here. Its cost does not grow with the vault: words held by more
-  than ``doclists.COMMON`` notes are not scored by BM25 (see ``search.keyword_side``).
+  than ``doclists.COMMON`` notes are not scored by BM25 (see ``keyword_side.keyword_side``).
 * **vector side**: the query's embedding against every embedded chunk (``vectors.VectorIndex``);
   a note scores by its best chunk, whose heading and text become the snippet.
 * **fusion**: a 40/60 keyword/vector blend of each side's min-max normalised score (``Fusion``;
@@ -41,13 +41,8 @@ from typing import Literal
 
 from vaultpilot.index.doclists import Frequency
 from vaultpilot.index.embedding.base import Embedder, EmbeddingServiceError
-from vaultpilot.index.search import (
-    KeywordHit,
-    coverage,
-    keyword_side,
-    keyword_snippets,
-    note_filter_ids,
-)
+from vaultpilot.index.keyword_side import KeywordHit, coverage, keyword_side
+from vaultpilot.index.search import keyword_snippets, note_filter_ids
 from vaultpilot.index.vectors import ChunkMatch, ModelInfo, VectorCache, VectorIndex
 
 __all__ = [

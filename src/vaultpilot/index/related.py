@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import chain
 
-from vaultpilot.index.search import keyword_side
+from vaultpilot.index.keyword_side import keyword_side
 from vaultpilot.index.vectors import VectorCache, VectorIndex
 
 __all__ = ["RelatedNote", "Similar", "related_notes", "similar_notes"]

@@ -9,14 +9,8 @@ one way only:
   in the trigram table, so words written without spaces are found. Accents are ignored
   (``creme`` finds ``crème``). ``keyword_search`` is the keyword ranking of ``semantic_search``:
   every word, else any word, optionally kept to a set of paths.
-* ``keyword_side`` is the keyword half of hybrid search: notes holding any query word, English
-  stop words left out, notes holding every word first. With ``stem`` a word also matches by its
-  stem as a prefix (``searches`` finds ``search`` and ``searching``): the index itself is not
-  stemmed, so this is done on the query side. ``keyword_snippets`` gives those notes' snippets.
-* ``coverage`` says, for given notes, which share of the query's words (weighted by how rare
-  each word is in the vault) the note holds anywhere, and in its title or aliases: the keyword
-  evidence of the calibrated relevance (``hybrid.relevance``), comparable across queries where
-  BM25 is not.
+* ``keyword_snippets`` gives the snippets of the keyword side's notes (the keyword side itself
+  and the word coverage are in ``keyword_side``).
 * ``filter_sql`` (tags, nested tags included, and a folder at any depth, as index ranges rather
   than LIKE scans) and ``note_filter_ids`` are the one way a note filter becomes SQL.
 
@@ -25,38 +19,24 @@ Every function takes an open index connection (or none) and reads only.
 
 from __future__ import annotations
 
-import math
 import re
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from vaultpilot.errors import InvalidArgumentError
-from vaultpilot.index.doclists import (
-    Frequency,
-    brevity,
-    doc_frequency,
-    holders,
-    newest,
-    note_count,
-    title_words,
-    titled_newest,
-)
 from vaultpilot.vault.files import normalize_rel_path
 
 __all__ = [
     "BM25_WEIGHTS",
     "CJK",
-    "KeywordHit",
     "KeywordResult",
     "SearchHit",
     "content_words",
-    "coverage",
     "filter_sql",
     "folder_filter_sql",
     "fts_query",
     "keyword_search",
-    "keyword_side",
     "keyword_snippets",
     "note_filter_ids",
     "query_words",
@@ -73,7 +53,6 @@ BM25_WEIGHTS = "10.0, 5.0, 3.0, 1.0"  # title, aliases, headings, body
 _TOKEN = re.compile(r'"([^"]+)"|(\S+)')
 _WORD = re.compile(r"\w+")
 _SNIPPET = "snippet(notes_fts, -1, '**', '**', '…', 16)"
-_ROWIDS = "SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?"
 _POOL = 1000  # hits considered when a set of allowed paths narrows the results afterwards
 
 _STOP_WORDS = (
@@ -95,13 +74,6 @@ class SearchHit:
     title: str
     score: float  # higher is better
     snippet: str
-
-
-@dataclass(frozen=True, slots=True)
-class KeywordHit:
-    file_id: int
-    score: float  # BM25, higher is better
-    all_words: bool  # the note holds every query word
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,123 +322,7 @@ def keyword_search(
     return KeywordResult(hits[:limit], total, any_word)
 
 
-# --- The keyword side of hybrid search ----------------------------------------------------------
-
-
-def keyword_side(
-    conn: sqlite3.Connection,
-    text: str,
-    *,
-    pool: int,
-    ids: set[int] | None = None,
-    stem: bool = False,
-    frequencies: dict[str, Frequency] | None = None,
-) -> tuple[list[KeywordHit], int]:
-    """Notes matching any word of ``text`` by BM25, those with every word first; (hits, total).
-
-    Without a filter the work is kept to about ``doclists.COMMON`` notes per word, whatever the
-    vault's size (BM25 reads the whole doclist of every word it scores, and scores every note
-    a statement matches): only words held by at most ``COMMON`` notes are scored; a common
-    word still decides which notes hold every word. A query of common words only ranks the
-    notes with one of them in the title or aliases first, then the newest notes holding them
-    (the window in which each is held by at most ``COMMON``). ``total`` is then an
-    estimate. ``frequencies`` caches ``doclists.doc_frequency`` for the query (``coverage``
-    takes it too).
-    """
-    words = content_words(text)
-    if not words:
-        return [], 0
-    terms = [word_term(w, stem=stem) for w in words]
-    df = _frequencies(conn, terms, frequencies)
-    take = pool if ids is None else max(pool, _POOL)
-    every, scored = _gather(conn, terms, df, take, bounded=ids is None)
-    score = dict(scored)
-    low = min(score.values(), default=0.0)
-    # Notes found holding every word but not scored (common words only): shorter ones first.
-    score.update(brevity(conn, [f for f, v in every if v is None and f not in score]))
-    hits: dict[int, KeywordHit] = {}
-    for fid, value in every:
-        if ids is None or fid in ids:
-            hits[fid] = KeywordHit(fid, score.get(fid, low) if value is None else value, True)
-    for fid, value in scored:
-        if (ids is None or fid in ids) and fid not in hits:
-            hits[fid] = KeywordHit(fid, value, len(words) == 1)
-    total = _any_word_total(conn, terms, df)
-    ordered = sorted(hits.values(), key=lambda h: (not h.all_words, -h.score))
-    if CJK.search(text):
-        ordered = _cjk_first(conn, text, ordered, pool, ids)
-        total = max(total, len(ordered))
-    if ids is not None:
-        total = len(ordered)
-    return ordered[:pool], total
-
-
-def _gather(
-    conn: sqlite3.Connection,
-    terms: list[str],
-    df: dict[str, Frequency],
-    take: int,
-    *,
-    bounded: bool,
-) -> tuple[list[tuple[int, float | None]], list[tuple[int, float]]]:
-    """(notes holding every word with their BM25 when scored, notes holding some word with a
-    score, best first). ``bounded``: keep to the rare words' doclists (no filter follows,
-    which would need the whole ranking)."""
-    found = [t for t in terms if df[t].notes]
-    rare = [t for t in found if not (bounded and df[t].common)]
-    rarest = min(terms, key=lambda t: df[t].notes)
-    every: list[tuple[int, float | None]] = []  # notes holding every word (and their BM25)
-    scored: list[tuple[int, float]] = []  # notes holding some, best first
-    if len(rare) == len(terms):  # every word is rare: BM25 over all of them
-        if len(terms) > 1:
-            every = list(_bm25(conn, " ".join(terms), take))
-        scored = _bm25(conn, " OR ".join(rare), take)
-    elif rare:  # BM25 over the rare words; the common ones only test which notes hold all
-        scored = _bm25(conn, " OR ".join(rare), None if bounded else take)
-    elif found:  # common words only: title or alias matches, then the newest
-        since = max(df[t].since for t in found)
-        scored = titled_newest(conn, " OR ".join(found), since, take)
-    if not every and len(terms) > 1 and df[rarest].notes:
-        every = [(f, None) for f in newest(conn, " ".join(terms), df[rarest].since, take)]
-    return every, scored
-
-
-def _cjk_first(
-    conn: sqlite3.Connection, text: str, ordered: list[KeywordHit], pool: int, ids: set[int] | None
-) -> list[KeywordHit]:
-    """``search`` also looks CJK words up in the trigram table, so words written without
-    spaces are found; its ranking (all words) goes first."""
-    found, _ = search(conn, text, limit=pool)
-    paths = [h.path for h in found]
-    marks = ",".join("?" * len(paths))
-    id_of = dict(conn.execute(f"SELECT path, id FROM files WHERE path IN ({marks})", paths))  # noqa: S608
-    cjk = [
-        KeywordHit(id_of[p], h.score, True)
-        for p, h in zip(paths, found, strict=True)
-        if p in id_of and (ids is None or id_of[p] in ids)
-    ]
-    seen = {h.file_id for h in cjk}
-    return cjk + [h for h in ordered if h.file_id not in seen]
-
-
-def _frequencies(
-    conn: sqlite3.Connection, terms: list[str], cache: dict[str, Frequency] | None
-) -> dict[str, Frequency]:
-    cache = {} if cache is None else cache
-    for t in terms:
-        if t not in cache:
-            cache[t] = doc_frequency(conn, t)
-    return {t: cache[t] for t in terms}
-
-
-def _bm25(conn: sqlite3.Connection, match: str, limit: int | None) -> list[tuple[int, float]]:
-    """(note id, BM25 with higher better) of the notes matching ``match``, best first."""
-    rows = conn.execute(
-        f"SELECT rowid, bm25(notes_fts, {BM25_WEIGHTS}) AS rank FROM notes_fts"  # noqa: S608
-        " WHERE notes_fts MATCH ? ORDER BY rank LIMIT ?",
-        (match, -1 if limit is None else limit),
-    )
-    return [(int(fid), -float(rank)) for fid, rank in rows]
+# --- Snippets ----------------------------------------------------------------------------------
 
 
 def keyword_snippets(conn: sqlite3.Connection, text: str, ids: list[int]) -> dict[int, str]:
@@ -486,76 +342,3 @@ def keyword_snippets(conn: sqlite3.Connection, text: str, ids: list[int]) -> dic
         if row is not None:
             out[fid] = str(row[0])
     return out
-
-
-def coverage(
-    conn: sqlite3.Connection,
-    text: str,
-    ids: list[int],
-    *,
-    stem: bool = True,
-    holds_all: Iterable[int] = (),
-    seek: int | None = None,
-    frequencies: dict[str, Frequency] | None = None,
-) -> dict[int, tuple[float, float]]:
-    """For each note of ``ids``: (share of the query's words it holds anywhere, share it holds
-    in its title or aliases), each word weighted by its BM25 idf in the vault, so a rare word
-    counts more than a common one. Notes holding none are left out.
-
-    ``holds_all``: notes already known to hold every word (the all-words ranking's hits).
-    ``seek``: a common word (``doclists.COMMON``) is looked up note by note in the first
-    ``seek`` notes of ``ids`` only (all by default); the others get no credit for it.
-    ``frequencies``: the query's cache of ``doclists.doc_frequency`` (``keyword_side``'s).
-    """
-    words = content_words(text)
-    if not ids or not words:
-        return {}
-    notes = note_count(conn)
-    wanted = set(ids)
-    known = wanted.intersection(holds_all)
-    looked_up = set(ids[:seek]) if seek is not None else wanted
-    titles: dict[int, set[str]] | None = None
-    held: dict[int, list[float]] = {}
-    weights: list[float] = []
-    for word in words:
-        term = word_term(word, stem=stem)
-        df = _frequencies(conn, [term], frequencies)[term]
-        weight = math.log(1.0 + (notes - df.notes + 0.5) / (df.notes + 0.5))
-        weights.append(weight)
-        if not df.notes:
-            continue
-        rest = (looked_up if df.common else wanted) - known
-        for fid in known | holders(conn, term, df, rest):
-            held.setdefault(fid, [0.0, 0.0])[0] += weight
-        if not df.common:
-            for (fid,) in conn.execute(_ROWIDS, ("{title aliases}: " + term,)):
-                if fid in wanted:
-                    held.setdefault(int(fid), [0.0, 0.0])[1] += weight
-            continue
-        # A common word's title doclist is as long as its body one: read the titles instead.
-        titles = title_words(conn, looked_up) if titles is None else titles
-        root = term.strip('"*')
-        prefix = term.endswith("*")
-        for fid, tokens in titles.items():
-            if any(t.startswith(root) for t in tokens) if prefix else root in tokens:
-                held.setdefault(fid, [0.0, 0.0])[1] += weight
-    total = sum(weights) or 1.0
-    return {fid: (w[0] / total, w[1] / total) for fid, w in held.items()}
-
-
-def _any_word_total(conn: sqlite3.Connection, terms: list[str], df: dict[str, Frequency]) -> int:
-    """How many notes hold any of ``terms``: counted when that is cheap, else estimated from
-    each word's note count as if they occurred independently."""
-    if len(terms) == 1:
-        return df[terms[0]].notes
-    if not any(f.common for f in df.values()):
-        return int(
-            conn.execute(
-                "SELECT COUNT(*) FROM notes_fts WHERE notes_fts MATCH ?", (" OR ".join(terms),)
-            ).fetchone()[0]
-        )
-    notes = note_count(conn)
-    missing = 1.0
-    for t in terms:
-        missing *= 1.0 - min(1.0, df[t].notes / notes)
-    return max(*(f.notes for f in df.values()), round(notes * (1.0 - missing)))
