@@ -11,6 +11,11 @@ of thousands of entries. These helpers read only what a query needs:
   of its doclist: exact for a rare word; for a common one an estimate, with the rowid from
   which those newest entries start (``Frequency.since``), so a ranking over common words can be
   kept to them.
+* ``newest`` / ``titled_newest``: the newest notes matching an expression from a rowid on (a
+  common word's window), and those ranked with title or alias matches anywhere in the vault
+  first (the title lookup reads the words' doclists, without scoring), shorter notes first.
+* ``brevity``: 1 / (1 + a note's length / the average length), lengths from FTS5's docsize
+  records, for ranking notes no BM25 scored.
 * ``holders``: which of some notes hold a word: a rare word's doclist is read whole (it is
   short), a common word is looked up note by note.
 * ``title_words``: the words of some notes' titles and aliases, split and folded as the index's
@@ -39,7 +44,7 @@ __all__ = [
     "titled_newest",
 ]
 
-COMMON = 500  # a word held by more notes than this is common: its doclist is never read whole
+COMMON = 500  # a word held by more notes than this is common: BM25 never scores it
 _TOKEN = re.compile(r"[^\W_]+")  # unicode61: letters and digits; "_" and punctuation separate
 _ROWIDS = "SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?"
 
