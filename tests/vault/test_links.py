@@ -332,6 +332,14 @@ def test_rule_08_indented_lines_in_a_list_are_not_code() -> None:
     assert targets(text) == ["Continued"]
 
 
+def test_rule_08_indented_code_first_in_the_note_is_code() -> None:
+    """An indented line that opens the note (or its body, after the frontmatter) starts an
+    indented code block, as after a blank line; a tab counts as four spaces."""
+    assert targets("    [[First]] #tag\n[[Real]]\n") == ["Real"]
+    assert targets("\t[[Tabbed]]\n") == []
+    assert targets("---\na: 1\n---\n    [[AfterProps]]\n\n[[Real]]\n") == ["Real"]
+
+
 def test_rule_08_links_in_percent_comments_are_indexed() -> None:
     """Obsidian's metadata cache lists links written inside %%…%% (docs/obsidian-rules.md, seen in
     the cache captured by obsidian-tasks); HTML comments stay out."""

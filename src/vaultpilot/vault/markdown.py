@@ -174,7 +174,9 @@ def mask(text: str, *, comments: bool = True) -> str:
     """Blank out code, HTML, math and (unless ``comments=False``) ``%%`` comments."""
     if "```" in text or "~~~" in text:
         text = _apply(text, _fenced_ranges(text))
-    if ("\n    " in text or "\n\t" in text) and _INDENTED_START.search("\n\n" + text):
+    if (
+        "\n    " in text or "\n\t" in text or text.startswith(("    ", "\t"))
+    ) and _INDENTED_START.search("\n\n" + text):
         text = _apply(text, _indented_ranges(text))
     if "<" in text and _HTML_START.search(text):
         text = _apply(text, _html_block_ranges(text))
