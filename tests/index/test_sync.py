@@ -51,6 +51,30 @@ def test_no_change_parses_nothing(vault: Path, tmp_path: Path) -> None:
     assert (report.parsed, report.added, report.deleted) == (0, 0, 0)
 
 
+@pytest.mark.parametrize("recorded", ["1", None])  # older rules; built before versioning
+def test_an_index_read_by_other_parse_rules_is_rebuilt(
+    vault: Path, tmp_path: Path, recorded: str | None
+) -> None:
+    conn = connect(tmp_path / "db" / "index.db")
+    sync_vault(conn, vault)
+    expected = dump(conn)
+    # What older rules found and today's do not (a tag they counted), as they left it.
+    conn.execute(
+        "INSERT INTO tags (file_id, tag, tag_lower, line, source) "
+        "SELECT id, 'stale', 'stale', 1, 'inline' FROM files WHERE path = 'B.md'"
+    )
+    if recorded is None:
+        conn.execute("DELETE FROM index_meta")
+    else:
+        conn.execute("UPDATE index_meta SET value = ? WHERE key = 'parse_rules'", (recorded,))
+    conn.commit()
+    report = sync_vault(conn, vault)
+    assert report.parsed == 3
+    assert dump(conn) == expected == _rebuild(vault, tmp_path)
+    again = sync_vault(conn, vault)  # the rules are recorded: the next sync trusts the index
+    assert again.parsed == 0
+
+
 def test_touched_but_identical_note_is_not_reparsed(vault: Path, tmp_path: Path) -> None:
     conn = connect(tmp_path / "db" / "index.db")
     sync_vault(conn, vault, counts=True)

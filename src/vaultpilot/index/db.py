@@ -163,7 +163,18 @@ def add_semantic_chunks(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [create_core_tables, create_fts, add_semantic_chunks]
+def add_index_meta(conn: sqlite3.Connection) -> None:
+    # What the note tables were built with (``parse_rules``: ``vault.parse.PARSE_RULES``); an
+    # index that has no row was built before the rules were versioned.
+    run_statements(conn, "CREATE TABLE index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);")
+
+
+MIGRATIONS: list[Migration] = [
+    create_core_tables,
+    create_fts,
+    add_semantic_chunks,
+    add_index_meta,
+]
 
 
 BUSY_TIMEOUT_MS = 30_000

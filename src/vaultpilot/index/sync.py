@@ -51,6 +51,7 @@ from vaultpilot.index.writer import (
     recreate_indexes,
     set_fts_buffer,
 )
+from vaultpilot.vault.parse import PARSE_RULES
 from vaultpilot.vault.resolve import LinkResolver, file_key
 
 __all__ = [
@@ -406,10 +407,24 @@ _TABLES = (
 
 
 def _clear_index(conn: sqlite3.Connection) -> None:
+    """Empty the note tables, recording that what fills them next follows today's parse rules
+    (in the same transaction: a sync interrupted after it finds every file stale anyway)."""
     conn.execute("BEGIN IMMEDIATE")
     for table in _TABLES:
         conn.execute(f"DELETE FROM {table}")  # noqa: S608
+    conn.execute(
+        "INSERT INTO index_meta (key, value) VALUES ('parse_rules', ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (str(PARSE_RULES),),
+    )
     conn.execute("COMMIT")
+
+
+def _built_with_other_rules(conn: sqlite3.Connection) -> bool:
+    """Whether the note tables may hold notes read by other parse rules than today's (no
+    record: a new index, cleared at no cost, or one built before the rules were versioned)."""
+    row = conn.execute("SELECT value FROM index_meta WHERE key = 'parse_rules'").fetchone()
+    return row is None or row[0] != str(PARSE_RULES)
 
 
 def sync_vault(
@@ -422,7 +437,8 @@ def sync_vault(
     counts: bool = False,
     temp_files: list[str] | None = None,
 ) -> SyncReport:
-    """Sync the index with the vault at ``root``; ``rebuild`` starts from an empty index.
+    """Sync the index with the vault at ``root``; ``rebuild`` starts from an empty index, as
+    does an index whose notes were read by other parse rules (``vault.parse.PARSE_RULES``).
 
     With ``counts`` the report also carries vault-wide totals (notes, links, tags), which cost a
     scan of the link table; a search that only needs a fresh index leaves them out. With
@@ -430,7 +446,7 @@ def sync_vault(
     """
     started = time.perf_counter()
     root = root.resolve()
-    if rebuild:
+    if rebuild or _built_with_other_rules(conn):
         _clear_index(conn)
     on_disk = scan_vault(root, temp_files=temp_files)
     report = _sync(

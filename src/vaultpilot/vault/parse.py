@@ -26,7 +26,15 @@ from vaultpilot.vault.frontmatter import (
 from vaultpilot.vault.markdown import mask, mask_comments
 from vaultpilot.vault.resolve import note_title
 
+# The version of the rules this module reads a note by. Raise it whenever a change makes a note
+# parse differently (a link, tag, property, heading or block counted or not): an index built by
+# older rules is then rebuilt at its next full sync instead of keeping what they found.
+# 1: %% comments masked; 2: links and tags in %% comments count, template placeholders read as
+# text, indented code first in a note is code.
+PARSE_RULES = 2
+
 __all__ = [
+    "PARSE_RULES",
     "Block",
     "Heading",
     "Link",
