@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synth_vault import generate  # noqa: E402
+from synth_vault import generate
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 CASES = {

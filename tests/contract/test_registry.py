@@ -11,6 +11,7 @@ import pytest
 from vaultpilot.contract.catalog import register_shipped, shipped_tools
 from vaultpilot.errors import InvalidArgumentError, NotFoundError, StorageError
 from vaultpilot.memory.db import MIGRATIONS, connect
+from vaultpilot.memory.migrations import applied, apply
 from vaultpilot.memory.registry import (
     BuiltinTool,
     ProcessTool,
@@ -19,7 +20,6 @@ from vaultpilot.memory.registry import (
     remove_tool,
     upsert_tool,
 )
-from vaultpilot.memory.migrations import applied, apply
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}
 
