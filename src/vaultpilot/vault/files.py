@@ -22,7 +22,8 @@ Contract:
   Right before the rename the note must still be exactly that (size, mtime_ns and content hash;
   the rename follows the last stat directly), else StaleVersionError and nothing is written. A
   program that saved into the old file after that check (an editor saving in place) gets its
-  text put back, and the write is reported stale.
+  text put back (by an atomic swap of the two names where the system has one, so a save landing
+  during the restore is not lost either), and the write is reported stale.
 * Creating and moving never overwrite an existing note: both use ``os.link`` (fails if the target
   exists) rather than check-then-rename.
 * Deleting moves the note to the vault's ``.trash/`` folder (Obsidian's "local trash").
@@ -63,6 +64,7 @@ from vaultpilot.errors import (
     UnreadableNoteError,
     map_os_errors,
 )
+from vaultpilot.vault.exchange import exchange
 
 __all__ = [
     "PROTECTED_DIRS",
@@ -339,6 +341,13 @@ class _Dir:
             os.replace(self._p(name), dest._p(dest_name))
         else:
             os.replace(name, dest_name, src_dir_fd=self.fd, dst_dir_fd=dest.fd)
+
+    def exchange(self, name: str, other: str) -> bool:
+        """Swap the files ``name`` and ``other`` atomically; False (nothing done) where the
+        system cannot."""
+        if self.fd is None:
+            return exchange(None, self._p(name), self._p(other))
+        return exchange(self.fd, name, other)
 
     def fsync(self) -> None:
         # Makes a rename durable; not every platform lets a directory be opened or synced.
@@ -631,6 +640,34 @@ def _wait_for_writers(fd: int, *, limit: float = 1.0) -> bool:
         return True
 
 
+def _put_back(folder: _Dir, old: str, name: str, ours: os.stat_result) -> str | None:
+    """Put the replaced file ``old`` (saved into after the check) back as the note; None, or
+    the conflict copy's name when the note was saved again on top of this change meanwhile
+    (then that newest save stays the note and ``old`` is kept beside it).
+
+    Where the system can swap two names atomically, nothing can come between the look at the
+    note and the restore: the swap first, then the file it displaced is checked (still exactly
+    this change, nobody writing into it: dropped; else swapped back and ``old`` kept beside).
+    Elsewhere a check and a rename, with a tiny window between them.
+    """
+    if folder.exchange(old, name):
+        displaced = folder.open(old, os.O_RDONLY | _NOFOLLOW)
+        try:
+            untouched = _wait_for_writers(displaced) and _same(os.fstat(displaced), ours)
+        finally:
+            os.close(displaced)
+        if untouched:
+            return None
+        folder.exchange(old, name)
+        return _keep_beside(folder, old, name)
+    if _same(folder.lstat(name), ours):
+        folder.rename(old, folder, name)
+        return None
+    # Saved again since the rename, on top of this change: the text saved into the old file in
+    # between would be lost, so it is kept beside the note.
+    return _keep_beside(folder, old, name)
+
+
 def replace_note(
     root: Path,
     rel: str,
@@ -678,13 +715,7 @@ def replace_note(
             # after the check, or still has it open to save (its save would land in the old
             # file): put that very file back, unless the note changed again since the rename.
             late = not settled or content_version(_read_fd(fd)) != base.version
-            kept = None
-            if late and _same(folder.lstat(where.name), ours):
-                folder.rename(old, folder, where.name)
-            elif late:
-                # Saved again since the rename, on top of this change: the text saved into the
-                # old file in between would be lost, so it is kept beside the note.
-                kept = _keep_beside(folder, old, where.name)
+            kept = _put_back(folder, old, where.name, ours) if late else None
         finally:
             os.close(fd)
             with contextlib.suppress(OSError):
