@@ -59,7 +59,9 @@ def dump(conn: sqlite3.Connection) -> dict[str, list[tuple[object, ...]]]:
     )
     out["fts"] = _sorted(
         (paths[r[0]], *r[1:])
-        for r in conn.execute("SELECT rowid, title, aliases, headings, body FROM notes_fts")
+        for r in conn.execute(
+            "SELECT rowid, title, aliases, headings, body, properties FROM notes_fts"
+        )
     )
     out["cjk"] = _sorted(
         (paths[r[0]], r[1]) for r in conn.execute("SELECT rowid, text FROM cjk_fts")

@@ -76,3 +76,38 @@ def test_find_note_by_title_path_and_ambiguity(conn: sqlite3.Connection) -> None
         find_note(conn, "Overview")
     with pytest.raises(NotFoundError):
         find_note(conn, "Nothing Like This")
+
+
+def test_property_values_are_words_of_the_note(tmp_path: Path) -> None:
+    """As in Obsidian's search: a word only in a property value finds the note; tags, CSS
+    classes, numbers and booleans are not words there (tags have their own filter)."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Dune.md").write_text(
+        "---\nauthor: Frank Herbert\ngenre: [space opera, ecology]\ntags: [zanzibar]\n"
+        "cssclasses: [wideview]\nrating: 5\nread: true\n---\n![[cover.png]]\n",
+        encoding="utf-8",
+    )
+    (vault / "Other.md").write_text("# Other\n\nNothing about books.\n", encoding="utf-8")
+    c = connect(tmp_path / "db" / "index.db")
+    sync_vault(c, vault)
+    for query in ("herbert", "ecology", "space opera"):
+        assert paths(search(c, query)[0]) == ["Dune.md"], query
+    for query in ("zanzibar", "wideview"):
+        assert paths(search(c, query)[0]) == [], query
+
+
+def test_an_index_from_before_the_properties_column_is_filled_again(tmp_path: Path) -> None:
+    """The migration that adds the column leaves the note tables to be rebuilt: the next full
+    sync fills them, properties included."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Dune.md").write_text("---\nauthor: Frank Herbert\n---\nA book.\n", encoding="utf-8")
+    c = connect(tmp_path / "db" / "index.db")
+    sync_vault(c, vault)
+    c.execute("DELETE FROM notes_fts")  # as the migration leaves it
+    c.execute("DELETE FROM index_meta")
+    c.commit()
+    assert search(c, "herbert")[0] == []
+    sync_vault(c, vault)
+    assert paths(search(c, "herbert")[0]) == ["Dune.md"]

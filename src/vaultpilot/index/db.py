@@ -169,11 +169,29 @@ def add_index_meta(conn: sqlite3.Connection) -> None:
     run_statements(conn, "CREATE TABLE index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);")
 
 
+def add_properties_to_fts(conn: sqlite3.Connection) -> None:
+    # Property values are words of the note, as in Obsidian's own search (which searches the
+    # whole file): a fifth column, so keyword ranking can weigh them apart. The note tables are
+    # filled again at the next full sync (no parse-rules record: see ``index.sync``).
+    run_statements(
+        conn,
+        """
+        DROP TABLE notes_fts;
+        CREATE VIRTUAL TABLE notes_fts USING fts5(
+            title, aliases, headings, body, properties,
+            tokenize = 'unicode61 remove_diacritics 2'
+        );
+        DELETE FROM index_meta WHERE key = 'parse_rules';
+        """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     create_core_tables,
     create_fts,
     add_semantic_chunks,
     add_index_meta,
+    add_properties_to_fts,
 ]
 
 

@@ -49,7 +49,7 @@ __all__ = [
 # Characters of scripts written without spaces (kana, CJK ideographs, hangul): text holding them is
 # also kept in, and searched through, the trigram table.
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-BM25_WEIGHTS = "10.0, 5.0, 3.0, 1.0"  # title, aliases, headings, body
+BM25_WEIGHTS = "10.0, 5.0, 3.0, 1.0, 1.0"  # title, aliases, headings, body, properties
 _TOKEN = re.compile(r'"([^"]+)"|(\S+)')
 _WORD = re.compile(r"\w+")
 _SNIPPET = "snippet(notes_fts, -1, '**', '**', '…', 16)"

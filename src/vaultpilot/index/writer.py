@@ -46,9 +46,28 @@ _SQL = {
     " kind, syntax, line) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "headings": "INSERT INTO headings (file_id, level, text, line) VALUES (?, ?, ?, ?)",
     "blocks": "INSERT INTO blocks (file_id, block_id, line) VALUES (?, ?, ?)",
-    "fts": "INSERT INTO notes_fts (rowid, title, aliases, headings, body) VALUES (?, ?, ?, ?, ?)",
+    "fts": "INSERT INTO notes_fts (rowid, title, aliases, headings, body, properties)"
+    " VALUES (?, ?, ?, ?, ?, ?)",
     "cjk": "INSERT INTO cjk_fts (rowid, text) VALUES (?, ?)",
 }
+
+
+# Properties whose values are not words of the note: tags and aliases have their own places,
+# CSS classes and publishing settings are presentation.
+_NOT_WORDS = frozenset({"tags", "tag", "aliases", "alias", "cssclasses", "cssclass", "publish"})
+
+
+def property_words(properties: Iterable[tuple[str, str | None, float | None]]) -> str:
+    """The text of a note's property values for keyword search (numbers and booleans left out:
+    they are filters, not words)."""
+    return " ".join(
+        value
+        for key, value, num in properties
+        if value
+        and num is None
+        and value not in ("true", "false")
+        and key.lower() not in _NOT_WORDS
+    )
 
 
 def delete_files(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
@@ -171,7 +190,14 @@ class RowWriter:
         rows["headings"].extend((fid, lv, tx, ln) for lv, tx, ln in r.headings)
         rows["blocks"].extend((fid, b, ln) for b, ln in r.blocks)
         rows["fts"].append(
-            (fid, title, " ".join(r.aliases), " ".join(h[1] for h in r.headings), r.body)
+            (
+                fid,
+                title,
+                " ".join(r.aliases),
+                " ".join(h[1] for h in r.headings),
+                r.body,
+                property_words(r.properties),
+            )
         )
         if r.cjk:
             rows["cjk"].append((fid, f"{title}\n{r.body}"))
