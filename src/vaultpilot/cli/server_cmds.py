@@ -225,14 +225,8 @@ def register(app: typer.Typer) -> None:
                 key_created=created,
             )
         )
-        hint = _terminal_hint(list(settings.vaults.values()))
-        stop = [line for line in lines if line.startswith("Press Ctrl")]
-        lines = [line for line in lines if line not in stop] + hint[1:] + stop
-        for line in lines:
-            if line.startswith("warning:"):
-                err_console.print(escape(line), soft_wrap=True, style="bold yellow")
-            else:
-                _say(line)
+        # Made before the banner: it reconfigures logging, which a Ctrl+C pressed as soon as
+        # "Press Ctrl+C to stop" shows must not interrupt halfway (a traceback, not "stopped").
         config_ = uvicorn.Config(
             app_,
             log_level="warning",
@@ -245,6 +239,14 @@ def register(app: typer.Typer) -> None:
             # bodies are bounded by the application itself (server.limits).
             ws_max_size=settings.max_body_size,
         )
+        hint = _terminal_hint(list(settings.vaults.values()))
+        stop = [line for line in lines if line.startswith("Press Ctrl")]
+        lines = [line for line in lines if line not in stop] + hint[1:] + stop
+        for line in lines:
+            if line.startswith("warning:"):
+                err_console.print(escape(line), soft_wrap=True, style="bold yellow")
+            else:
+                _say(line)
         try:
             uvicorn.Server(config_).run(sockets=[sock])
         finally:
