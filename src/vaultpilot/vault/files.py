@@ -20,7 +20,9 @@ Contract:
   the new one, never half. Line endings (LF or CRLF) and a UTF-8 byte-order mark are preserved.
 * A replace is based on what the caller read (``base``, or a read at the start of the call).
   Right before the rename the note must still be exactly that (size, mtime_ns and content hash;
-  the rename follows the last stat directly), else StaleVersionError and nothing is written. A
+  the rename follows the last stat directly), else StaleVersionError and nothing is written. On
+  Linux a read lease is held from that check to past the rename, so no program can start saving
+  into the note in between (one that tries waits, and finds its note swapped back). A
   program that saved into the old file after that check (an editor saving in place) gets its
   text put back (by an atomic swap of the two names where the system has one, so a save landing
   during the restore is not lost either), and the write is reported stale.
@@ -578,7 +580,15 @@ def _swap_in(folder: _Dir, tmp: str, name: str, old: str, base: NoteText, rel: s
     the caller can see whether anything was saved into the replaced file after the check.
     """
     fd = folder.open(old, os.O_RDONLY | _NOFOLLOW)
+    # With a read lease held from the check to past the rename, no program can start saving
+    # into the note in between: one that opens it for writing waits for the lease. If one
+    # opened it (by its old name) while the rename happened, the note is swapped back before
+    # the lease is dropped, so its save lands in the note and no reader meanwhile sees this
+    # change without it.
+    lease = _take_lease(fd, limit=1.0)
     try:
+        if lease == "busy":
+            raise _stale(rel, base.version, "one being saved by another program")
         held = os.fstat(fd)
         if (held.st_size, held.st_mtime_ns) != (base.size, base.mtime_ns):
             raise _stale(rel, base.version, content_version(_read_fd(fd)))
@@ -589,9 +599,19 @@ def _swap_in(folder: _Dir, tmp: str, name: str, old: str, base: NoteText, rel: s
         if not _same(folder.lstat(name), held):
             raise _stale(rel, base.version, "a newer one")
         folder.rename(tmp, folder, name)
+        if lease == "held" and _lease_broken(fd) and folder.exchange(old, name):
+            raise StaleVersionError(
+                f"'{rel}' was being saved by another program as this change was written; "
+                "its save was kept and this change was not applied. Read the note again and "
+                "redo the change."
+            )
     except BaseException:
+        if lease == "held":
+            _drop_lease(fd)
         os.close(fd)
         raise
+    if lease == "held":
+        _drop_lease(fd)
     return fd
 
 
@@ -619,8 +639,22 @@ def _wait_for_writers(fd: int, *, limit: float = 1.0) -> bool:
     is the cheapest way to ask. Elsewhere (or without the right to take a lease) this returns
     True at once and only what was already written is seen.
     """
+    taken = _take_lease(fd, limit=limit)
+    if taken == "held":
+        _drop_lease(fd)
+    return taken != "busy"
+
+
+Lease = Literal["held", "busy", "unavailable"]
+
+
+def _take_lease(fd: int, *, limit: float) -> Lease:
+    """A read lease on the file behind ``fd``, waiting (bounded) until no process has it open
+    for writing: "held" (until ``_drop_lease``; a process opening it for writing meanwhile waits
+    for the drop), "busy" (still open for writing at the deadline), or "unavailable" (not Linux,
+    leases off, or not our file)."""
     if fcntl is None or not hasattr(fcntl, "F_SETLEASE"):
-        return True
+        return "unavailable"
     deadline = time.monotonic() + limit
     with contextlib.suppress(OSError):
         # A broken lease is signalled; make that signal one that is ignored by default.
@@ -630,14 +664,25 @@ def _wait_for_writers(fd: int, *, limit: float = 1.0) -> bool:
             fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
         except BlockingIOError:
             if time.monotonic() >= deadline:
-                return False
+                return "busy"
             time.sleep(0.002)
             continue
         except OSError:
-            return True  # leases off, or not our file
-        with contextlib.suppress(OSError):
-            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
-        return True
+            return "unavailable"
+        return "held"
+
+
+def _lease_broken(fd: int) -> bool:
+    """Whether a process is waiting to open the leased file for writing."""
+    try:
+        return int(fcntl.fcntl(fd, fcntl.F_GETLEASE)) != fcntl.F_RDLCK
+    except OSError:
+        return False
+
+
+def _drop_lease(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
 
 
 def _put_back(folder: _Dir, old: str, name: str, ours: os.stat_result) -> str | None:
