@@ -85,3 +85,12 @@ def test_git_not_on_path_says_to_install_it(tmp_path: Path) -> None:
     with pytest.raises(ExternalError) as err:
         run_git(["status"], repo=tmp_path, env={"PATH": str(tmp_path)})
     assert err.value.message == "git is not installed or not on PATH; install git to use git_agent."
+
+
+def test_a_config_file_that_is_a_folder_says_what_to_do(tmp_path: Path) -> None:
+    from vaultpilot.configfile import read_config
+
+    with pytest.raises(SetupError) as err:
+        read_config(tmp_path)
+    assert str(tmp_path) in err.value.message
+    assert "VAULTPILOT_CONFIG" in err.value.message and "readable file" in err.value.message

@@ -43,4 +43,7 @@ def read_config(path: Path) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise SetupError(f"The config file {path} is not valid TOML: {exc}.") from None
     except OSError as exc:
-        raise SetupError(f"Could not read the config file {path}: {exc.strerror}.") from None
+        raise SetupError(
+            f"Could not read the config file {path}: {exc.strerror}. Make it a readable file "
+            f"(or remove it to use the defaults), or point ${CONFIG_ENV} at another one."
+        ) from None
