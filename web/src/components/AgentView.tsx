@@ -45,7 +45,12 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
   // A problem is an alert; "ok" news (an undo done, a pause taken) is a quiet status line.
   const notify = (text: string, ok = false) => setNotices((n) => [...n.slice(-3), { text, ok }]);
 
-  useEffect(() => connection.onState((state, detail) => setConn({ state, detail, hello: connection.hello })), [connection]);
+  useEffect(() => {
+    const off = connection.onState((state, detail) => setConn({ state, detail, hello: connection.hello }));
+    // The hello can arrive between the first render and this subscription: catch up with it.
+    setConn((c) => (c.state === connection.state && c.hello === connection.hello ? c : { ...c, state: connection.state, hello: connection.hello }));
+    return off;
+  }, [connection]);
 
   useEffect(() => {
     let queue: ServerFrame[] = [];
