@@ -67,3 +67,17 @@ def dump(conn: sqlite3.Connection) -> dict[str, list[tuple[object, ...]]]:
         (paths[r[0]], r[1]) for r in conn.execute("SELECT rowid, text FROM cjk_fts")
     )
     return out
+
+
+def assert_equals_rebuild(conn: sqlite3.Connection, root: Path, tmp: Path) -> None:
+    """``conn``'s index holds exactly what a fresh full sync of ``root`` gives (then closes it)."""
+    from vaultpilot.index.db import connect
+    from vaultpilot.index.sync import sync_vault
+
+    fresh = connect(tmp / "fresh" / "index.db")
+    sync_vault(fresh, root, workers=1)
+    try:
+        assert dump(conn) == dump(fresh)
+    finally:
+        conn.close()
+        fresh.close()

@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.index.helpers import dump, write
+from tests.index.helpers import assert_equals_rebuild, write
 from vaultpilot.index.db import connect
 from vaultpilot.index.sync import sync_vault
 
@@ -76,10 +76,6 @@ def test_incremental_sync_equals_rebuild(ops: list[tuple[str, str, str]]) -> Non
             else:
                 _apply(root, kind, a, b)
         sync_vault(conn, root, workers=1)
-        fresh = connect(tmp / "fresh" / "index.db")
-        sync_vault(fresh, root, workers=1)
-        assert dump(conn) == dump(fresh)
-        conn.close()
-        fresh.close()
+        assert_equals_rebuild(conn, root, tmp)
     finally:
         shutil.rmtree(tmp)
