@@ -163,6 +163,19 @@ def test_a_move_whose_links_still_resolve_is_allowed(vault: Path) -> None:
     assert (vault / "Archive" / "old.md").read_text(encoding="utf-8").endswith("[[Plan]].\n")
 
 
+def test_a_title_is_checked_against_where_the_note_is_now(vault: Path) -> None:
+    """A note moved into a read-only folder behind the index's back (no watcher) is still
+    protected when named by its title."""
+    ctx = _ctx(vault, RULES)
+    read = _call(ctx, "obsidian_get_context", contextType="read_note", target="Plan")
+    assert read["primaryNote"]["path"] == "Projects/Plan.md"  # indexed where it was
+    (vault / "Projects" / "Plan.md").rename(vault / "Archive" / "Plan.md")  # the index: Projects
+    before = _hashes(vault)
+    out = _call(ctx, "obsidian_vault_manager", operation="append_note", target="Plan", content="x")
+    assert out["success"] is False and "'Archive'" in out["message"], out
+    assert _hashes(vault) == before
+
+
 def test_read_only_mode_refuses_changes_but_allows_previews(vault: Path) -> None:
     ctx = _ctx(vault, VaultRules(mode="read-only"))
     before = _hashes(vault)

@@ -56,6 +56,10 @@ def before(ctx: ToolContext, tool: Tool, arguments: Mapping[str, Any]) -> None:
     if not op.writes:
         rules.check_read(_paths(ctx, names))
         return
+    # A change is checked against the notes its names resolve to now, as the operation will
+    # resolve them after its own sync: a title resolving to a note since moved into a denied or
+    # read-only folder must not pass on an old index (a no-op while a watcher keeps it live).
+    ctx.fresh(force=True, paths=())
     rules.check_write(op.name, _paths(ctx, names), preview=bool(arguments.get("dryRun")))
     # The operation's first file field is what a folder operation changes as a whole.
     target = arguments.get(op.files[0]) if op.files else None
