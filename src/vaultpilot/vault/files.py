@@ -573,22 +573,28 @@ def _same(a: os.stat_result, b: os.stat_result) -> bool:
     return (a.st_ino, a.st_size, a.st_mtime_ns) == (b.st_ino, b.st_size, b.st_mtime_ns)
 
 
-def _swap_in(folder: _Dir, tmp: str, name: str, old: str, base: NoteText, rel: str) -> int:
-    """Rename ``tmp`` over ``name`` only if the note is still exactly ``base``.
+@dataclass(frozen=True, slots=True)
+class _Swapped:
+    fd: int  # on the replaced file, to see whether anything was saved into it after the check
+    put_back: bool = False  # a program was opening it to save: it is the note again
+    kept: str | None = None  # the conflict copy ``_put_back`` kept, if any
 
-    ``old`` is a hard link to the note made just before; the returned descriptor is on it, so
-    the caller can see whether anything was saved into the replaced file after the check.
+
+def _swap_in(
+    folder: _Dir, tmp: str, name: str, old: str, base: NoteText, rel: str, ours: os.stat_result
+) -> _Swapped:
+    """Rename ``tmp`` (``ours``) over ``name`` only if the note is still exactly ``base``.
+
+    ``old`` is a hard link to the note made just before. With a read lease held from the check
+    to past the rename, no program can start saving into the note in between: one that opens
+    it for writing waits for the lease. If one opened it (by its old name) as the rename
+    happened, the note is put back before the lease is dropped, so its save lands in the note
+    and no reader meanwhile sees this change without it. A note another program keeps open for
+    writing gets no lease; the caller's check after the rename covers it.
     """
     fd = folder.open(old, os.O_RDONLY | _NOFOLLOW)
-    # With a read lease held from the check to past the rename, no program can start saving
-    # into the note in between: one that opens it for writing waits for the lease. If one
-    # opened it (by its old name) while the rename happened, the note is swapped back before
-    # the lease is dropped, so its save lands in the note and no reader meanwhile sees this
-    # change without it.
-    lease = _take_lease(fd, limit=1.0)
+    lease = _take_lease(fd, limit=0.2)
     try:
-        if lease == "busy":
-            raise _stale(rel, base.version, "one being saved by another program")
         held = os.fstat(fd)
         if (held.st_size, held.st_mtime_ns) != (base.size, base.mtime_ns):
             raise _stale(rel, base.version, content_version(_read_fd(fd)))
@@ -599,20 +605,18 @@ def _swap_in(folder: _Dir, tmp: str, name: str, old: str, base: NoteText, rel: s
         if not _same(folder.lstat(name), held):
             raise _stale(rel, base.version, "a newer one")
         folder.rename(tmp, folder, name)
-        if lease == "held" and _lease_broken(fd) and folder.exchange(old, name):
-            raise StaleVersionError(
-                f"'{rel}' was being saved by another program as this change was written; "
-                "its save was kept and this change was not applied. Read the note again and "
-                "redo the change."
-            )
+        if lease == "held" and _lease_broken(fd):
+            swapped = _Swapped(fd, True, _put_back(folder, old, name, ours))
+        else:
+            swapped = _Swapped(fd)
     except BaseException:
         if lease == "held":
             _drop_lease(fd)
         os.close(fd)
         raise
     if lease == "held":
-        _drop_lease(fd)
-    return fd
+        _drop_lease(fd)  # a program waiting to save the replaced file goes on now
+    return swapped
 
 
 def _keep_beside(folder: _Dir, old: str, name: str) -> str:
@@ -748,21 +752,24 @@ def replace_note(
         old = _temp_name()
         try:
             folder.link(where.name, folder, old)
-            fd = _swap_in(folder, tmp, where.name, old, base, rel)
+            swapped = _swap_in(folder, tmp, where.name, old, base, rel, ours)
         except BaseException:
             for leftover in (tmp, old):
                 with contextlib.suppress(OSError):
                     folder.unlink(leftover)
             raise
+        late, kept = swapped.put_back, swapped.kept
         try:
-            settled = _wait_for_writers(fd)
-            # An editor that opened the note before the rename saved into the old file
-            # after the check, or still has it open to save (its save would land in the old
-            # file): put that very file back, unless the note changed again since the rename.
-            late = not settled or content_version(_read_fd(fd)) != base.version
-            kept = _put_back(folder, old, where.name, ours) if late else None
+            if not late:
+                # An editor that opened the note before the rename saved into the old file
+                # after the check, or still has it open to save (its save would land in the
+                # old file): put that very file back, unless the note changed again since.
+                late = not _wait_for_writers(swapped.fd) or (
+                    content_version(_read_fd(swapped.fd)) != base.version
+                )
+                kept = _put_back(folder, old, where.name, ours) if late else None
         finally:
-            os.close(fd)
+            os.close(swapped.fd)
             with contextlib.suppress(OSError):
                 folder.unlink(old)
         if kept is not None:
