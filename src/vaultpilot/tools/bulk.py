@@ -229,7 +229,7 @@ def bulk_move(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
             items.append((path, new))
     verb = f"moved to '{dest or '/'}'"
     if p.dry_run:
-        diffs, plan = preview_moves(ctx, items, dict(items), operation="bulk_move")
+        diffs, plan = preview_moves(ctx, items, dict(items), operation=p.operation)
         failures.extend(plan.failures)
         moved = [new for _, new in items if new in plan.moved.values()]
         return _finish(p, moved, len(moved), failures, verb, plan.warnings, plan.rewritten, diffs)
@@ -241,7 +241,7 @@ def bulk_move(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         left = len(refused)
         items = [(src, new) for src, new in items if new in p.approved_files]
     report = (
-        move_items(ctx, items, dict(items), only=p.approved_files, operation="bulk_move")
+        move_items(ctx, items, dict(items), only=p.approved_files, operation=p.operation)
         if items
         else None
     )

@@ -127,7 +127,7 @@ def move_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         raise files.missing_folder(parent, f"move folder '{folder}' to '{new}'")
     file_moves = {q: new + q[len(folder) :] for q in paths_under(ctx.conn, folder)}
     if p.dry_run or p.approved_files is not None:
-        diffs, plan = preview_moves(ctx, [(folder, new)], file_moves, operation="move_folder")
+        diffs, plan = preview_moves(ctx, [(folder, new)], file_moves, operation=p.operation)
         if plan.errors:
             raise plan.errors[0]
         if p.dry_run:
@@ -144,7 +144,7 @@ def move_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
                 "other notes whose links you do not want rewritten, or reject the move."
             )
     report = move_items(
-        ctx, [(folder, new)], file_moves, only=p.approved_files, operation="move_folder"
+        ctx, [(folder, new)], file_moves, only=p.approved_files, operation=p.operation
     )
     if report.errors:
         raise report.errors[0]

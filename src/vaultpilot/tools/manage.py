@@ -354,7 +354,7 @@ def _move_note(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         raise files.missing_folder(parent, f"move '{path}' to '{new}'")
     _check_version(ctx, path, p.expected_version)
     if p.dry_run:
-        diffs, plan = preview_moves(ctx, [(path, new)], {path: new}, operation="move_note")
+        diffs, plan = preview_moves(ctx, [(path, new)], {path: new}, operation=p.operation)
         if plan.errors:
             raise plan.errors[0]
         message = f"would move '{path}' to '{new}'" + (
@@ -369,7 +369,7 @@ def _move_note(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
             "out only the notes whose links you do not want rewritten, or reject the move."
         )
     report = move_items(
-        ctx, [(path, new)], {path: new}, only=p.approved_files, operation="move_note"
+        ctx, [(path, new)], {path: new}, only=p.approved_files, operation=p.operation
     )
     if report.errors:
         raise report.errors[0]

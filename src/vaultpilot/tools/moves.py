@@ -162,9 +162,13 @@ def _rewrite_pass(
 def _check_rules(
     ctx: ToolContext, operation: str, items: list[tuple[str, str]], file_moves: dict[str, str]
 ) -> None:
-    """Refuse the moves if their link rewrites would change a note the rules protect (reads
-    the affected notes once more, only when the vault has such rules)."""
+    """Refuse the moves if their link rewrites would change a note the rules protect (the
+    affected notes are read only when a protected note links to a moved one at all)."""
     if not ctx.rules.active or not items:
+        return
+    keys = {file_key(p) for p in [*file_moves, *file_moves.values()]}
+    linking = sources_linking_to(ctx.conn, keys)
+    if not any(p not in file_moves and ctx.rules.protected(p) for p in linking):
         return
     plans = _plan(ctx, all_paths(ctx.conn), file_moves, [], [], moved_yet=False)
     touched = [p.source for p in plans if p.source not in file_moves]
@@ -183,7 +187,7 @@ def move_items(
     file_moves: dict[str, str],
     *,
     only: Collection[str] | None = None,
-    operation: str = "move",
+    operation: str,
 ) -> MoveReport:
     """Move each (source, destination) item, then rewrite the links the moves affect.
 
@@ -226,7 +230,7 @@ def preview_moves(
     items: list[tuple[str, str]],
     file_moves: dict[str, str],
     *,
-    operation: str = "move",
+    operation: str,
 ) -> tuple[list[FileDiff], MoveReport]:
     """What ``move_items`` would write, as one diff per file; writes nothing (and refuses what
     it would refuse).

@@ -49,6 +49,8 @@ Access = Literal["deny", "read_only", "ask", "private", "untrusted", "open"]
 PRIVATE_TEXT = "(private: the vault's rules keep this note's text from the model)"
 
 _ACCESS_KEYS: tuple[Access, ...] = ("deny", "read_only", "ask", "private", "untrusted")
+# What the tools refuse to change.
+_PROTECTED: frozenset[Access] = frozenset({"deny", "read_only", "private"})
 
 
 def _norm(entry: str) -> str:
@@ -118,9 +120,7 @@ class VaultRules:
     @property
     def active(self) -> bool:
         """Any rule the tools enforce (else results pass through untouched)."""
-        return self.mode == "read-only" or any(
-            a in ("deny", "private", "read_only") for _, _, a in self._entries
-        )
+        return self.mode == "read-only" or any(a in _PROTECTED for _, _, a in self._entries)
 
     # ----- checks the tools run
     def check_read(self, paths: Iterable[str]) -> None:
@@ -146,13 +146,18 @@ class VaultRules:
             if found is None:
                 continue
             entry, access = found
-            if access in ("deny", "read_only", "private"):
+            if access in _PROTECTED:
                 what = {"deny": "keep from the agent", "read_only": "make read-only",
                         "private": "keep private"}[access]  # fmt: skip
                 raise PathRefusedError(
                     f"{operation} was not run: '{path}' is in '{entry}', which the vault's rules "
                     f"{what}. Nothing was changed; leave notes there alone or ask the person."
                 )
+
+    def protected(self, path: str) -> bool:
+        """Whether the rules keep ``path`` from being changed (deny, read-only, private)."""
+        found = self._rule(path)
+        return found is not None and found[1] in _PROTECTED
 
     def check_link_rewrites(self, operation: str, moved: str, paths: Iterable[str]) -> None:
         """Refuse a move whose link rewrites would change a note the rules protect (``paths``:
@@ -161,7 +166,7 @@ class VaultRules:
         note is not named: the agent may not learn it exists."""
         for path in paths:
             found = self._rule(path)
-            if found is None or found[1] not in ("deny", "read_only", "private"):
+            if found is None or found[1] not in _PROTECTED:
                 continue
             entry, access = found
             which = (
@@ -191,9 +196,7 @@ class VaultRules:
         it), or None."""
         base = _norm(folder)
         for entry, written, access in self._entries:
-            if access in ("deny", "read_only", "private") and (
-                not base or entry.startswith(base + "/")
-            ):
+            if access in _PROTECTED and (not base or entry.startswith(base + "/")):
                 return written
         return None
 
