@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from vaultpilot.index.doclists import (
+    ROWIDS,
     Frequency,
     brevity,
     doc_frequency,
@@ -32,12 +33,9 @@ from vaultpilot.index.doclists import (
     title_words,
     titled_newest,
 )
-from vaultpilot.index.search import BM25_WEIGHTS, CJK, content_words, search, word_term
+from vaultpilot.index.search import BM25_WEIGHTS, CJK, POOL, content_words, search, word_term
 
 __all__ = ["KeywordHit", "coverage", "keyword_side"]
-
-_ROWIDS = "SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?"
-_POOL = 1000  # hits considered when a set of allowed paths narrows the results afterwards
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +70,7 @@ def keyword_side(
         return [], 0
     terms = [word_term(w, stem=stem) for w in words]
     df = _frequencies(conn, terms, frequencies)
-    take = pool if ids is None else max(pool, _POOL)
+    take = pool if ids is None else max(pool, POOL)
     every, scored = _gather(conn, terms, df, take, bounded=ids is None)
     score = dict(scored)
     low = min(score.values(), default=0.0)
@@ -203,7 +201,7 @@ def coverage(
         for fid in known | holders(conn, term, df, rest):
             held.setdefault(fid, [0.0, 0.0])[0] += weight
         if not df.common:
-            for (fid,) in conn.execute(_ROWIDS, ("{title aliases}: " + term,)):
+            for (fid,) in conn.execute(ROWIDS, ("{title aliases}: " + term,)):
                 if fid in wanted:
                     held.setdefault(int(fid), [0.0, 0.0])[1] += weight
             continue

@@ -30,6 +30,7 @@ from vaultpilot.vault.files import normalize_rel_path
 __all__ = [
     "BM25_WEIGHTS",
     "CJK",
+    "POOL",
     "KeywordResult",
     "SearchHit",
     "content_words",
@@ -53,7 +54,7 @@ BM25_WEIGHTS = "10.0, 5.0, 3.0, 1.0, 1.0"  # title, aliases, headings, body, pro
 _TOKEN = re.compile(r'"([^"]+)"|(\S+)')
 _WORD = re.compile(r"\w+")
 _SNIPPET = "snippet(notes_fts, -1, '**', '**', '…', 16)"
-_POOL = 1000  # hits considered when a set of allowed paths narrows the results afterwards
+POOL = 1000  # hits considered when a set of allowed paths narrows the results afterwards
 
 _STOP_WORDS = (
     "a about after all also am an and any are as at be been before being but by can could did do "
@@ -307,7 +308,7 @@ def keyword_search(
 ) -> KeywordResult:
     """The best ``limit`` notes holding every word of ``text``, else those holding any of them;
     ``allowed`` keeps only those paths (and ``total`` then counts the kept ones)."""
-    pool = limit if allowed is None else max(limit, _POOL)
+    pool = limit if allowed is None else max(limit, POOL)
     any_word = False
     hits, total = search(conn, text, tag=tag, folder=folder, limit=pool)
     if allowed is not None:
