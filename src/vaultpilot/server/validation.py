@@ -28,6 +28,7 @@ SERVER_WORDING = Wording(
         "and/or 'frontmatter' (and optionally 'expectedVersion')",
         "Command": "a string (the command line) or a list of strings (the argument list)",
     },
+    union_tags=frozenset({"NoteChanges"}),
 )
 
 

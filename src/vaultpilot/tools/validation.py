@@ -39,7 +39,7 @@ from typing import Any, get_args
 from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
-__all__ = ["TOOL_WORDING", "Wording", "describe", "explain", "field_names"]
+__all__ = ["TOOL_WORDING", "Wording", "describe", "explain"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +50,8 @@ class Wording:
     before the valid ones. ``choices`` maps a field that takes one of a fixed set of values to
     (what one value is called, the label before the valid ones). ``model_paths`` reads locations
     against the model (see the module docstring); ``union_hints`` then says what a
-    string-or-object field takes. ``lengths`` explains length limits with advice instead of
+    string-or-object field takes, and ``union_tags`` names the wire's own models that pydantic
+    puts in locations as union branches. ``lengths`` explains length limits with advice instead of
     pydantic's text.
     """
 
@@ -59,6 +60,7 @@ class Wording:
     choices: Mapping[str, tuple[str, str]]
     model_paths: bool = False
     union_hints: Mapping[str, str] = field(default_factory=dict)
+    union_tags: frozenset[str] = frozenset()
     lengths: bool = False
 
 
@@ -70,7 +72,7 @@ TOOL_WORDING = Wording(
 )
 
 
-def field_names(model: type[BaseModel]) -> list[str]:
+def _field_names(model: type[BaseModel]) -> list[str]:
     """A model's field names as the wire spells them (the first validation alias, else alias)."""
     names = []
     for name, info in model.model_fields.items():
@@ -82,7 +84,7 @@ def field_names(model: type[BaseModel]) -> list[str]:
 def _model_at(model: type[BaseModel], path: Sequence[object]) -> type[BaseModel]:
     """The model holding the last part of an error location (for nested objects)."""
     for part in path:
-        names = dict(zip(field_names(model), model.model_fields.values(), strict=True))
+        names = dict(zip(_field_names(model), model.model_fields.values(), strict=True))
         info = names.get(str(part))
         if info is None:
             break
@@ -94,13 +96,14 @@ def _model_at(model: type[BaseModel], path: Sequence[object]) -> type[BaseModel]
     return model
 
 
-_UNION_TAGS = frozenset({"str", "list[str]", "NoteChanges"})
+_UNION_TAGS = frozenset({"str", "list[str]"})
 
 
-def _is_tag(part: object) -> bool:
-    """A pydantic union-branch tag in an error location (``str``, ``function-after[...]``)."""
+def _is_tag(part: object, wording: Wording) -> bool:
+    """A pydantic union-branch tag in an error location (``str``, ``function-after[...]``, or
+    one of the wire's models)."""
     text = str(part)
-    return text in _UNION_TAGS or "[" in text
+    return text in _UNION_TAGS or text in wording.union_tags or "[" in text
 
 
 # What a length limit protects and what to do instead, by parameter (the last name in the
@@ -170,7 +173,7 @@ def _branch(
 ) -> str | None:
     """For a string-or-object field: "" when the other branch explains it, a hint, or None."""
     loc = item["loc"]
-    if len(loc) < 2 or not _is_tag(loc[1]) or loc[0] not in given:
+    if len(loc) < 2 or not _is_tag(loc[1], wording) or loc[0] not in given:
         return None
     structured = isinstance(given[loc[0]], dict | list)
     if structured == (str(loc[1]) == "str"):
@@ -183,14 +186,14 @@ def _branch(
 
 def _problem(item: Mapping[str, Any], model: type[BaseModel] | None, wording: Wording) -> str:
     """One error dict as one problem, in ``wording``'s terms."""
-    parts = [p for p in item["loc"] if not (wording.model_paths and _is_tag(p))]
+    parts = [p for p in item["loc"] if not (wording.model_paths and _is_tag(p, wording))]
     where = ".".join(str(p) for p in parts) or "arguments"
     kind = item["type"]
     if kind == "extra_forbidden":
         valid = ""
         if model is not None:
             holder = _model_at(model, parts[:-1]) if wording.model_paths else model
-            valid = f" ({wording.valid_fields}: {', '.join(field_names(holder))})"
+            valid = f" ({wording.valid_fields}: {', '.join(_field_names(holder))})"
         return f"unknown {wording.noun} '{where}'{valid}"
     if kind == "missing":
         return f"'{where}' is required"
