@@ -23,10 +23,9 @@ conversation in memory.db.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
@@ -160,10 +159,9 @@ def chat(
     if list_only:
         _list(vault, data_dir)
         return
-    with (
-        open_session(vault, data_dir, yes=yes, flags=_flags(model, base_url, None), live=True) as s,
-        _background(s, enabled=embed) as background,
-    ):
+    flags = _flags(model, base_url, None)
+    with open_session(vault, data_dir, yes=yes, flags=flags, live=True, embed=embed) as s:
+        background = s.background
         conv_id: str | None = None
         if resume:
             conv_id = get_conversation(s.memory, resume).id
@@ -210,20 +208,6 @@ def _woken(background: BackgroundEmbedder | None) -> Callable[[], None]:
             background.wake()  # embed what the run wrote
 
     return wake
-
-
-@contextlib.contextmanager
-def _background(s: Session, *, enabled: bool) -> Iterator[BackgroundEmbedder | None]:
-    """A background embedder for the chat's index, stopped (after its batch) when it ends."""
-    if not enabled:
-        yield None
-        return
-    background = BackgroundEmbedder(s.db_path, s.semantic.require, role="vaultpilot chat")
-    background.start()
-    try:
-        yield background
-    finally:
-        background.stop()
 
 
 def _embedding_note(background: BackgroundEmbedder | None) -> None:

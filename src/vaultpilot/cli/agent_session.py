@@ -41,6 +41,7 @@ from vaultpilot.agent.config import AgentConfig
 from vaultpilot.agent.events import AgentEvent, ApprovalRequired, FinishReason
 from vaultpilot.cli.approvals import Approver, Ask, Choice
 from vaultpilot.cli.common import Workspace, open_workspace
+from vaultpilot.index.background import BackgroundEmbedder
 from vaultpilot.locations import data_root, memory_db_path
 from vaultpilot.memory.db import connect as connect_memory
 from vaultpilot.tools import ToolContext, open_context
@@ -67,6 +68,7 @@ class Session:
     db_path: Path
     data_root: Path
     semantic: Semantic
+    background: BackgroundEmbedder | None = None  # the live session's embedder (chat --embed)
 
     def note_paths(self) -> list[str]:
         vault = self.agent.vault
@@ -87,21 +89,25 @@ def open_session(
     yes: bool,
     flags: dict[str, Any],
     live: bool = False,
+    embed: bool = False,
 ) -> Iterator[Session]:
     """The agent on the vault. ``live`` (chat) keeps the index fresh with a file watcher for the
-    session's lifetime, so the agent's reads do not scan the vault; else each read syncs first."""
+    session's lifetime, so the agent's reads do not scan the vault, and with ``embed`` keeps the
+    vectors up to date in the background (woken by every change); else each read syncs first."""
     cfg = require_model(load_config(flags=flags))  # before anything is opened: a fast, clear error
     ws = open_workspace(vault, data_dir)
     semantic = Semantic()
     with contextlib.ExitStack() as stack:
+        background = None
         if live:
             runtime = stack.enter_context(
-                live_session(ws.vault, ws.db_path, source="agent", semantic=semantic)
+                live_session(ws.vault, ws.db_path, source="agent", semantic=semantic, embed=embed)
             )
             ctx = runtime.open_run_context(source="agent")
+            background = runtime.background
         else:
             ctx = open_context(ws.vault, ws.db_path, semantic=semantic, source="agent")
-        yield from _with_agent(ctx, cfg, ws, data_dir, semantic, yes=yes)
+        yield from _with_agent(ctx, cfg, ws, data_dir, semantic, background, yes=yes)
 
 
 def _with_agent(
@@ -110,6 +116,7 @@ def _with_agent(
     ws: Workspace,
     data_dir: str | None,
     semantic: Semantic,
+    background: BackgroundEmbedder | None,
     *,
     yes: bool,
 ) -> Iterator[Session]:
@@ -117,7 +124,7 @@ def _with_agent(
     memory = connect_memory(memory_db_path(root))
     try:
         agent = build_agent(ctx, cfg, make_model(cfg), data_root=root, auto_approve=yes)
-        yield Session(agent, memory, ctx, ws.vault, ws.db_path, root, semantic)
+        yield Session(agent, memory, ctx, ws.vault, ws.db_path, root, semantic, background)
     finally:
         memory.close()
         if ctx.journal is not None:
