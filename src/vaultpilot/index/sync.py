@@ -356,14 +356,6 @@ def _few_records(
     ]
 
 
-def _all_notes(conn: sqlite3.Connection, ids: set[int]) -> bool:
-    """Whether ``ids`` holds every note in the index (a full build: nothing to re-resolve)."""
-    if not ids:
-        return False
-    notes = conn.execute("SELECT COUNT(*) FROM files WHERE is_note = 1").fetchone()[0]
-    return len(ids) >= int(notes)
-
-
 def _reresolve(
     conn: sqlite3.Connection,
     keys: set[str],
@@ -573,7 +565,9 @@ def _write(
     # The links parsed in this sync were resolved against the final file list already, unless
     # a note vanished in between (its path was still in that list): only the others need it.
     skip = set() if vanished else fresh
-    if keys and not _all_notes(conn, skip):
+    # A first build parsed every link against the final list: nothing to resolve again.
+    first_build = not plan.scoped and not plan.indexed and not vanished
+    if keys and not first_build:
         if plan.scoped:  # the index holds the final file list now
             named = _index_named(conn, keys)
         else:
