@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from vaultpilot.errors import SetupError
 from vaultpilot.index.lookup import all_paths
 from vaultpilot.tools import ToolContext
 from vaultpilot.tools.session import VaultRuntime, live_session
@@ -107,3 +108,41 @@ def test_live_session_watches_until_closed(example_vault: Path, data_dir: Path) 
             assert time.monotonic() < deadline
             time.sleep(0.02)
     assert rt.live_info()["state"] == "stopped"
+
+
+def test_rules_are_read_once_when_the_runtime_is_made(
+    example_vault: Path, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[rules]\ndeny = ["People"]\n', encoding="utf-8")
+    monkeypatch.setenv("VAULTPILOT_CONFIG", str(config))
+    rt = VaultRuntime(example_vault, data_dir / "once" / "index.db", source="mcp", watch=False)
+    try:
+        # A change while the process runs waits for the next start, as in the server.
+        config.write_text('[rules]\ndeny = ["Projects"]\n', encoding="utf-8")
+        assert rt.call(lambda ctx: ctx.rules.deny) == ("People",)
+        run_ctx = rt.open_run_context()
+        try:
+            assert run_ctx.rules.deny == ("People",)
+        finally:
+            run_ctx.conn.close()
+            if run_ctx.journal is not None:
+                run_ctx.journal.close()
+    finally:
+        rt.close()
+    again = VaultRuntime(example_vault, data_dir / "once" / "index.db", source="mcp", watch=False)
+    try:
+        assert again.rules.deny == ("Projects",)
+    finally:
+        again.close()
+
+
+def test_a_bad_rules_table_names_the_config_file(
+    example_vault: Path, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[rules]\nmode = "sometimes"\n', encoding="utf-8")
+    monkeypatch.setenv("VAULTPILOT_CONFIG", str(config))
+    with pytest.raises(SetupError) as err:
+        VaultRuntime(example_vault, data_dir / "bad" / "index.db", source="mcp")
+    assert err.value.message.startswith(f"The [rules] table of {config} has a bad setting 'mode'")

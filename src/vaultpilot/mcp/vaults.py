@@ -12,7 +12,9 @@
   which keeps the index fresh (tool calls then do not walk the vault; reads run in parallel,
   writes one at a time), and the ``BackgroundEmbedder`` embeds what changed. While the watcher
   is not live (failed, or off) the index is re-synced every ``rescan`` seconds and tool calls
-  sync for themselves. A failed sync is logged (stderr) and tried again.
+  sync for themselves. A failed sync is logged (stderr) and tried again. The vault's ``[rules]``
+  are read from config.toml once, when the ``LocalVault`` is made (as the server reads them at
+  start-up): a change to them takes effect when ``vaultpilot mcp`` starts again.
 * ``parse_vault_specs`` reads ``--vault NAME=PATH`` or ``--vault PATH`` (the name is then the
   folder's name) and refuses a missing folder, a bad name or two vaults with one name.
 """

@@ -39,7 +39,6 @@ import inspect
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any, get_args
 
 from fastapi import FastAPI, Request, WebSocket
@@ -54,7 +53,6 @@ from vaultpilot.agent.approvals import ApprovalPolicy
 from vaultpilot.agent.config import AgentConfig, load_config, require_model
 from vaultpilot.agent.model import ModelClient
 from vaultpilot.agent.providers import make_model
-from vaultpilot.configfile import read_config
 from vaultpilot.errors import SetupError, VaultpilotError
 from vaultpilot.index.embedding.base import Embedder
 from vaultpilot.index.semantic import select_embedder
@@ -86,7 +84,7 @@ from vaultpilot.server.vaults import VaultHandle, Vaults
 from vaultpilot.server.view import login_refused_page, static_files
 from vaultpilot.server.ws import Hub, Subscriber, serve
 from vaultpilot.tools import get_tool
-from vaultpilot.tools.rules import VaultRules, load_rules
+from vaultpilot.tools.context import read_rules
 
 __all__ = ["create_app"]
 
@@ -416,11 +414,6 @@ def _websocket_route(app: FastAPI, state: ServerState) -> None:
         )
 
 
-def _vault_rules(config_path: Path | None, root: Path) -> VaultRules:
-    """A served vault's ``[rules]``, from the config file the server was started with."""
-    return load_rules(read_config(config_path) if config_path else {}, root)
-
-
 def _approval_policy(settings: ServerSettings, agent_config: AgentConfig | None) -> ApprovalPolicy:
     """The approval rules MCP clients are held to: the agent configuration's ``[approvals]``."""
     if agent_config is None:
@@ -454,7 +447,7 @@ def create_app(
         embedder=functools.cache(embedder),
         lock_wait=settings.write_lock_wait,
         watch=settings.watch,
-        rules=functools.partial(_vault_rules, settings.config_path),
+        rules=lambda root: read_rules(root, settings.config_path),
     )
     runs = Runs(
         settings=settings,

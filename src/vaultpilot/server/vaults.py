@@ -183,7 +183,8 @@ class Vaults:
         rules: Callable[[Path], VaultRules] | None = None,
     ) -> None:
         """``rules`` gives a vault's rules (the server's config file); None reads them from
-        the default config file."""
+        the default config file. Either way they are read here, once, at start-up: a change to
+        ``[rules]`` in config.toml takes effect when the server restarts."""
         self._by_id = {
             vid: VaultHandle(
                 vid,

@@ -27,7 +27,8 @@ passed to every call. It owns no resources: whoever opened the connection closes
   lock is free (so no write is in progress); the sync's own walk finds them (``sync_index``).
 * ``rules`` are the person's rules for the vault (``tools.rules``: denied, read-only and private
   notes, the run mode), read by ``open_context`` from config.toml unless given; the registry
-  enforces them on every call.
+  enforces them on every call. ``read_rules`` is the one place they are read from the file
+  (``open_context``, the server's vaults and ``tools.session.VaultRuntime`` all call it).
 * ``upkeep`` (optional) is set by a long-running process's ``tools.session.VaultRuntime``: then
   ``fresh()`` and ``writing()`` go through it, so the index is synced on the process's one
   writer connection (``conn`` may then be a read-only connection of the calling thread), reads
@@ -58,7 +59,7 @@ from vaultpilot.vault.config import VaultConfig, read_vault_config
 from vaultpilot.vault.files import remove_temp_files
 from vaultpilot.vault.lock import DEFAULT_WAIT, LOCK_NAME, try_write_lock, write_lock
 
-__all__ = ["ToolContext", "Upkeep", "local_now", "open_context", "sync_index"]
+__all__ = ["ToolContext", "Upkeep", "local_now", "open_context", "read_rules", "sync_index"]
 
 
 def local_now() -> datetime:
@@ -130,6 +131,18 @@ class ToolContext:
         sync_index(self.conn, self.root, self.write_lock_path())  # no watcher: the whole vault
 
 
+def read_rules(vault: Path, config: Path | None) -> VaultRules:
+    """The person's rules for ``vault``: the ``[rules]`` table of the config file ``config``
+    (``configfile.config_path()`` for the default one; None: no file, so the defaults).
+
+    The one reader of rules from config.toml. A file that cannot be read, is not TOML or has a
+    bad ``[rules]`` setting is a ``SetupError`` naming the file and what to change.
+    """
+    if config is None:
+        return load_rules({}, vault)
+    return load_rules(read_config(config), vault, where=str(config))
+
+
 def open_context(root: Path, db_path: Path, **options: object) -> ToolContext:
     """Open the index at ``db_path`` for the vault at ``root`` and read the vault's settings.
 
@@ -144,7 +157,7 @@ def open_context(root: Path, db_path: Path, **options: object) -> ToolContext:
     if "journal" not in options and db_path.parent.parent.name == "vaults":
         options["journal"] = Journal(memory_db_path(db_path.parents[2]), source=source)
     if "rules" not in options:  # the person's rules for this vault, from config.toml
-        options["rules"] = load_rules(read_config(config_path()), real)
+        options["rules"] = read_rules(real, config_path())
     semantic = options.get("semantic")
     if isinstance(semantic, Semantic) and "ranker" not in options:
         options["ranker"] = hybrid_ranker(semantic)

@@ -36,6 +36,11 @@ read never takes it. ``open_run_context()`` opens a context of its own for an ag
 caller closes ``ctx.conn``): its syncs also go through the writer and skip while live, and its
 ``writing()`` holds the turn for the length of the block.
 
+The person's rules for the vault (``[rules]`` of config.toml) are read once, when the runtime is
+made (``tools.context.read_rules``; given by the caller, or from the default config file), as the
+server reads them at start-up: every context the runtime lends or opens carries them, and a
+change to config.toml takes effect when the process starts again.
+
 ``live_info()`` is the watcher's state for status lines and the server's API (``off`` when not
 watching). ``live_session(root, db_path)`` is the context manager a one-process client (chat)
 uses: an opened runtime, closed on exit.
@@ -53,11 +58,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, TypedDict, TypeVar
 
+from vaultpilot.configfile import config_path
 from vaultpilot.index.background import BackgroundEmbedder
 from vaultpilot.index.pool import ReaderPool
 from vaultpilot.index.sync import SyncReport, sync_paths
 from vaultpilot.index.watch import LiveIndex, LiveStatus
-from vaultpilot.tools.context import ToolContext, open_context, sync_index
+from vaultpilot.tools.context import ToolContext, open_context, read_rules, sync_index
 from vaultpilot.tools.registry import TOOLS, ToolOutcome, run_tool
 from vaultpilot.tools.rules import VaultRules
 from vaultpilot.tools.semantic import Semantic
@@ -101,8 +107,8 @@ class VaultRuntime:
         self.semantic = semantic if semantic is not None else Semantic()
         self.lock_wait = lock_wait
         self.watch = watch
-        # The person's rules for the vault (None: read from config.toml by open_context).
-        self._options: dict[str, object] = {} if rules is None else {"rules": rules}
+        # Read once per process (see the module doc), not once per context.
+        self.rules = rules if rules is not None else read_rules(self.root, config_path())
         self.background: BackgroundEmbedder | None = None
         self._rescan_every = rescan_every
         self._writer: ToolContext | None = None
@@ -217,7 +223,7 @@ class VaultRuntime:
                     semantic=self.semantic,
                     lock_wait=self.lock_wait,
                     source=self.source,
-                    **self._options,
+                    rules=self.rules,
                 )
             return self._writer
 
@@ -260,7 +266,7 @@ class VaultRuntime:
             semantic=self.semantic,
             lock_wait=self.lock_wait,
             source=source,
-            **self._options,
+            rules=self.rules,
         )
         return replace(ctx, upkeep=_RunUpkeep(self))
 
