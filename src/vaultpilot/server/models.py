@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
 from vaultpilot.tools import TOOLS
+from vaultpilot.tools.session import IndexState
 
 __all__ = [
     "ACS_TOOLS",
@@ -467,7 +468,7 @@ class EmbeddingInfo(BaseModel):
 class IndexInfo(BaseModel):
     """How the vault's index is kept fresh: the file watcher's state."""
 
-    state: Literal["off", "starting", "live", "rescanning", "failed", "stopped"] = Field(
+    state: IndexState = Field(
         description="live: a file watcher keeps the index fresh (tool calls do not scan the "
         "vault); off: every read call syncs first; rescanning/failed: see reason."
     )

@@ -62,24 +62,28 @@ from vaultpilot.configfile import config_path
 from vaultpilot.index.background import BackgroundEmbedder
 from vaultpilot.index.pool import ReaderPool
 from vaultpilot.index.sync import SyncReport, sync_paths
-from vaultpilot.index.watch import LiveIndex, LiveStatus
+from vaultpilot.index.watch import LiveIndex, LiveState, LiveStatus
 from vaultpilot.tools.context import ToolContext, open_context, read_rules, sync_index
 from vaultpilot.tools.registry import TOOLS, ToolOutcome, run_tool
 from vaultpilot.tools.rules import VaultRules
 from vaultpilot.tools.semantic import Semantic
 from vaultpilot.vault.lock import DEFAULT_WAIT, write_lock
 
-__all__ = ["LiveInfo", "VaultRuntime", "live_session"]
+__all__ = ["IndexState", "LiveInfo", "VaultRuntime", "live_session"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 _BY_NAME = {t.name: t for t in TOOLS}
 
 
+# The watcher's state, or "off" when the process does not watch.
+IndexState = Literal["off", LiveState]
+
+
 class LiveInfo(TypedDict):
     """The live index as the server's API and GetVaultContext show it."""
 
-    state: Literal["off", "starting", "live", "rescanning", "failed", "stopped"]
+    state: IndexState
     reason: str | None
     lastSync: float | None
     lastFullSync: float | None
