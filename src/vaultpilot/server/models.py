@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
+from vaultpilot.index.background import EmbedState
 from vaultpilot.tools import TOOLS
 from vaultpilot.tools.session import IndexState
 
@@ -452,9 +453,9 @@ class ApproveToolCallResult(BaseModel):
 class EmbeddingInfo(BaseModel):
     """How far semantic search covers a vault, and what the background embedder is doing."""
 
-    state: Literal[
-        "off", "starting", "idle", "embedding", "busy", "unavailable", "failed", "stopped"
-    ] = Field(description="'off' when background embedding is disabled in the settings.")
+    state: Literal["off", EmbedState] = Field(
+        description="'off' when background embedding is disabled in the settings."
+    )
     chunksEmbedded: int = Field(description="Chunks of the index that have a vector.")
     chunks: int = Field(description="Chunks in the index.")
     notesPending: int = Field(description="Notes not chunked yet, or changed since.")
