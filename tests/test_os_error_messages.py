@@ -7,6 +7,7 @@ or a model would see.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,9 @@ from vaultpilot.contract.orchestrator import Failed, new_request, run_process
 from vaultpilot.errors import ExternalError, SetupError, StorageError
 from vaultpilot.memory.db import connect
 from vaultpilot.server.keyfile import ensure_key, read_key, rotate_key
+from vaultpilot.server.settings import ShellPolicy
+from vaultpilot.server.shell import plan_command, run_plan
+from vaultpilot.server.view import static_files
 
 
 def test_a_key_file_that_is_a_folder_names_it(tmp_path: Path) -> None:
@@ -94,3 +98,25 @@ def test_a_config_file_that_is_a_folder_says_what_to_do(tmp_path: Path) -> None:
         read_config(tmp_path)
     assert str(tmp_path) in err.value.message
     assert "VAULTPILOT_CONFIG" in err.value.message and "readable file" in err.value.message
+
+
+def test_a_shell_command_that_cannot_start_says_what_to_check(tmp_path: Path) -> None:
+    program = tmp_path / "not-a-program"
+    program.write_text("plain text\n")  # exists, but may not be run
+    policy = ShellPolicy(enabled=True, allowlist=(str(program),))
+    plan = plan_command(policy, [str(program)])
+    with pytest.raises(ExternalError) as err:
+        asyncio.run(run_plan(plan, cwd=tmp_path, policy=policy))
+    assert err.value.message == (
+        f"Could not start '{program}': Permission denied. "
+        "Check that it is a program this user may run, or give another command."
+    )
+
+
+def test_a_missing_file_of_the_agent_view_says_to_reinstall(tmp_path: Path) -> None:
+    with pytest.raises(SetupError) as err:
+        static_files(tmp_path)
+    assert err.value.message.startswith(
+        f"Could not read the agent view's file '{tmp_path / 'index.html'}': "
+    )
+    assert err.value.message.endswith("Reinstall vaultpilot (or run `make web` in a checkout).")

@@ -416,3 +416,18 @@ def test_a_subscribed_external_agent_receives_the_ui_commands(
     assert override["arguments"]["toolName"] == "obsidian_query_vault"
     assert stop["commandName"] == "InterruptAgent" and stop["arguments"]["force"] is True
     snapshot("ws_external_agent_commands", [start, override, stop])
+
+
+def test_an_agent_program_that_cannot_start_says_what_to_check(
+    live: Callable[..., Live], vault: Path, tmp_path: Path
+) -> None:
+    program = tmp_path / "not-a-program"
+    program.write_text("plain text\n")  # exists, but may not be run
+    server = live(vaults={"vault": vault}, agent=AgentSettings(command=(str(program),)))
+    for _ in range(2):  # the failed start left no run behind: the vault is free again
+        reply = server.rpc("StartAgent", {"goal": "Tidy up"})
+        assert reply["success"] is False and reply["error"]["code"] == "setup_required"
+        assert reply["error"]["message"] == (
+            f"Could not start the agent program '{program}': Permission denied. "
+            "Check [server.agent] command in the config file."
+        )

@@ -68,7 +68,13 @@ from vaultpilot.agent.events import AgentEvent, event_to_dict
 from vaultpilot.agent.loop import Agent, StepGate
 from vaultpilot.agent.model import ModelClient
 from vaultpilot.agent.vault_tools import VaultTools
-from vaultpilot.errors import InvalidArgumentError, NotFoundError, RequestError, SetupError
+from vaultpilot.errors import (
+    InvalidArgumentError,
+    NotFoundError,
+    RequestError,
+    SetupError,
+    map_os_errors,
+)
 from vaultpilot.memory.db import connect as connect_memory
 from vaultpilot.server.approvals import approver_problem
 from vaultpilot.server.keyfile import KEY_ENV
@@ -86,6 +92,7 @@ FINAL_STATUSES = frozenset(
     {"done", "completed", "finished", "error", "failed", "stopped", "interrupted", "idle"}
 )
 _VAULT_TOOLS = {t.name: t for t in TOOLS}
+_AGENT_ADVICE = "Check [server.agent] command in the config file."
 
 
 def named_files(name: str, arguments: dict[str, Any] | None) -> list[str]:
@@ -361,19 +368,19 @@ class Runs:
         )
         command = self._settings.agent.command
         try:
-            record.child = await asyncio.create_subprocess_exec(
-                *command,
-                cwd=vault.root,
-                env=env,
-                stdin=asyncio.subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            record.active = False
-            raise SetupError(
-                f"Could not start the agent program {command[0]!r}: {exc.strerror or exc}. "
-                "Check [server.agent] command in the config file."
-            ) from None
+            with map_os_errors(
+                command[0], "start the agent program", {OSError: SetupError}, advice=_AGENT_ADVICE
+            ):
+                record.child = await asyncio.create_subprocess_exec(
+                    *command,
+                    cwd=vault.root,
+                    env=env,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+        except SetupError:
+            record.active = False  # it never started: the vault is free for another run
+            raise
         record.task = asyncio.create_task(self._watch(record, record.child))
 
     async def _watch(self, record: RunRecord, child: asyncio.subprocess.Process) -> None:

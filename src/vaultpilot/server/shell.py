@@ -39,7 +39,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vaultpilot.errors import ExternalError, InvalidArgumentError, NotFoundError, SetupError
+from vaultpilot.errors import (
+    ExternalError,
+    InvalidArgumentError,
+    NotFoundError,
+    SetupError,
+    map_os_errors,
+)
 from vaultpilot.server.settings import ShellPolicy
 
 __all__ = [
@@ -56,6 +62,7 @@ _DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 _CHUNK = 65_536
 TIMEOUT_EXIT = 124
 _GRACE_S = 2.0
+_START_ADVICE = "Check that it is a program this user may run, or give another command."
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +177,13 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
 
 async def run_plan(plan: ShellPlan, *, cwd: Path, policy: ShellPolicy) -> ShellOutcome:
     """Run a checked command (see the module); never leaves a child behind."""
-    try:
+    program = plan.argv[0]
+    missing = NotFoundError(
+        f"Program '{program}' was not found. Give a program on PATH or its full path."
+    )
+    with map_os_errors(
+        program, "start", {FileNotFoundError: missing, OSError: ExternalError}, advice=_START_ADVICE
+    ):
         proc = await asyncio.create_subprocess_exec(
             *plan.argv,
             cwd=cwd,
@@ -180,16 +193,6 @@ async def run_plan(plan: ShellPlan, *, cwd: Path, policy: ShellPolicy) -> ShellO
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
         )
-    except FileNotFoundError:
-        raise NotFoundError(
-            f"Program '{plan.argv[0]}' was not found. Give a program on PATH or its full path."
-        ) from None
-    except PermissionError:
-        raise ExternalError(
-            f"Program '{plan.argv[0]}' cannot be run (permission denied)."
-        ) from None
-    except OSError as exc:
-        raise ExternalError(f"Could not start '{plan.argv[0]}': {exc.strerror or exc}.") from None
     out, err = _Sink(), _Sink()
     reading = asyncio.ensure_future(
         asyncio.gather(

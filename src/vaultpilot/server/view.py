@@ -1,6 +1,6 @@
 """The agent view's files as the server sends them, and the page for a refused login link.
 
-``static_files()`` reads the built page (``vaultpilot.web.STATIC_DIR``: ``index.html``,
+``static_files()`` reads the built page (from ``vaultpilot.web.STATIC_DIR``: ``index.html``,
 ``app.js``, ``app.css``) once, when the application is made, so serving ``/`` costs no disk
 read; a missing file is a ``SetupError`` naming it (a broken install), not a 404 later.
 ``login_refused_page(why)`` is a small self-contained HTML page saying why a login link was
@@ -10,13 +10,15 @@ refused and what to do (run ``vaultpilot open``); it echoes nothing from the req
 from __future__ import annotations
 
 import html
+from pathlib import Path
 
-from vaultpilot.errors import SetupError
+from vaultpilot.errors import SetupError, map_os_errors
 from vaultpilot.server.sessions import LINK_TTL_S, Refusal
 from vaultpilot.web import BUNDLE_FILES, STATIC_DIR
 
 __all__ = ["login_refused_page", "static_files"]
 
+_FIX = "Reinstall vaultpilot (or run `make web` in a checkout)."
 _MEDIA = {
     ".html": "text/html; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",
@@ -29,18 +31,13 @@ _WHY: dict[Refusal, str] = {
 }
 
 
-def static_files() -> dict[str, tuple[bytes, str]]:
-    """Each file of the built page: its bytes and media type."""
+def static_files(folder: Path = STATIC_DIR) -> dict[str, tuple[bytes, str]]:
+    """Each file of the built page in ``folder``: its bytes and media type."""
     out: dict[str, tuple[bytes, str]] = {}
     for name in BUNDLE_FILES:
-        path = STATIC_DIR / name
-        try:
+        path = folder / name
+        with map_os_errors(path, "read the agent view's file", {OSError: SetupError}, advice=_FIX):
             out[name] = (path.read_bytes(), _MEDIA[path.suffix])
-        except OSError as exc:
-            raise SetupError(
-                f"The agent view's file {path} is missing ({exc.strerror}); reinstall vaultpilot "
-                "(or run `make web` in a checkout)."
-            ) from None
     return out
 
 

@@ -215,7 +215,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             self.wfile.write(text.encode("utf-8"))
             self.wfile.flush()
-        except OSError:
+        except OSError:  # the client left: not an error to report, the stream just ends
             raise _Gone from None
 
     def _json(self, status: int, payload: dict[str, Any]) -> None:
