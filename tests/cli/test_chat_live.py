@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import json
+import os
+import threading
 import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
 from tests.server.test_live import _count_scans
 from vaultpilot.cli.agent_session import open_session
+from vaultpilot.index.background import lock_holder
 from vaultpilot.tools import call_tool
 
 
@@ -45,3 +52,61 @@ def test_a_note_saved_during_chat_is_found_without_a_scan(
     # Without the watcher (ask, one shot), a read syncs first: it walks the vault.
     with open_session(str(example_vault), str(data_dir), yes=False, flags=flags) as s:
         assert _count_scans(lambda: call_tool(s.ctx, "obsidian_get_context", read)) > 0
+
+
+class _SlowEmbeddings(BaseHTTPRequestHandler):
+    """An OpenAI-compatible /v1/embeddings that answers only once ``gate`` is set."""
+
+    gate: ClassVar[threading.Event] = threading.Event()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.gate.wait(10)
+        data = [
+            {"object": "embedding", "index": i, "embedding": [float(len(t) + 1), 1.0, 2.0]}
+            for i, t in enumerate(body["input"])
+        ]
+        raw = json.dumps({"object": "list", "data": data, "model": body["model"]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+
+@pytest.fixture
+def slow_embeddings(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    _SlowEmbeddings.gate = threading.Event()
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _SlowEmbeddings)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    monkeypatch.setenv("VAULTPILOT_EMBEDDINGS", "openai")
+    monkeypatch.setenv("VAULTPILOT_EMBEDDINGS_BASE_URL", f"http://127.0.0.1:{httpd.server_port}/v1")
+    try:
+        yield _SlowEmbeddings.gate
+    finally:
+        _SlowEmbeddings.gate.set()
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.mark.usefixtures("model_env")
+def test_chat_embedding_names_itself_to_other_processes(
+    example_vault: Path, data_dir: Path, slow_embeddings: threading.Event
+) -> None:
+    flags = {"model": None, "base_url": None, "max_steps": None}
+    with open_session(
+        str(example_vault), str(data_dir), yes=False, flags=flags, live=True, embed=True
+    ) as s:
+        deadline = time.monotonic() + 10
+        holder = lock_holder(s.db_path)
+        while holder is None:  # the embedder takes its lock when its first pass starts
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+            holder = lock_holder(s.db_path)
+        # What `vaultpilot status` or `vaultpilot embed` in another process reports.
+        assert holder == f"pid {os.getpid()}, vaultpilot chat"
+        slow_embeddings.set()

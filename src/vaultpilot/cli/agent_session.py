@@ -100,9 +100,15 @@ def open_session(
     with contextlib.ExitStack() as stack:
         background = None
         if live:
-            runtime = stack.enter_context(
-                live_session(ws.vault, ws.db_path, source="agent", semantic=semantic, embed=embed)
+            opened = live_session(
+                ws.vault,
+                ws.db_path,
+                source="agent",  # the journal's name for the agent's changes
+                holder="vaultpilot chat",  # who embeds, as other processes show it (status)
+                semantic=semantic,
+                embed=embed,
             )
+            runtime = stack.enter_context(opened)
             ctx = runtime.open_run_context(source="agent")
             background = runtime.background
         else:

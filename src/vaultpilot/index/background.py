@@ -146,7 +146,7 @@ class EmbedLock:
 
 
 def lock_holder(db_path: Path) -> str | None:
-    """Who is embedding the index now (``"pid 123, server"``), or None when nobody is."""
+    """Who is embedding the index now (``"pid 123, vaultpilot serve"``), or None when nobody is."""
     probe = EmbedLock(db_path, "probe")
     if not lock_path(db_path).exists():
         return None
@@ -187,7 +187,8 @@ class BackgroundEmbedder:
     """Keeps an index's vectors up to date from a daemon thread (see the module doc).
 
     ``load`` returns the embedder (called once per pass; cache it) or raises ``SetupError`` /
-    ``ExternalError`` saying why there is none. ``role`` names this process in the lock file.
+    ``ExternalError`` saying why there is none. ``role`` names this process in the lock file (the
+    program, e.g. ``vaultpilot chat``: what ``lock_holder`` shows other processes).
     ``refresh`` runs at each poll, in this thread, before the look (its errors are logged).
     """
 

@@ -60,7 +60,9 @@ class LocalVault:
     ) -> None:
         self.root = root
         self.db_path = db_path
-        self.runtime = VaultRuntime(root, db_path, source="mcp", semantic=semantic, watch=watch)
+        self.runtime = VaultRuntime(
+            root, db_path, source="mcp", holder="vaultpilot mcp", semantic=semantic, watch=watch
+        )
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
 

@@ -83,6 +83,7 @@ class VaultHandle:
             root,
             db_path,
             source="server",
+            holder="vaultpilot serve",
             semantic=semantic,
             lock_wait=lock_wait,
             watch=watch,

@@ -104,10 +104,14 @@ class VaultRuntime:
         rescan_every: float = 600.0,
         slots: int | None = None,
         rules: VaultRules | None = None,
+        holder: str | None = None,
     ) -> None:
+        """``source`` names the transport in the journal; ``holder`` the program, as a second
+        process shows the holder of the embedding lock (default: ``source``)."""
         self.root = root.resolve()
         self.db_path = db_path
         self.source = source
+        self.holder = holder or source
         self.semantic = semantic if semantic is not None else Semantic()
         self.lock_wait = lock_wait
         self.watch = watch
@@ -146,7 +150,7 @@ class VaultRuntime:
             self.background = BackgroundEmbedder(
                 self.db_path,
                 self.semantic.require,
-                role=self.source,
+                role=self.holder,
                 poll=poll,
                 refresh=self._refresh,
             )
@@ -344,14 +348,18 @@ def live_session(
     db_path: Path,
     *,
     source: str = "cli",
+    holder: str | None = None,
     semantic: Semantic | None = None,
     embed: bool = False,
     watch: bool = True,
 ) -> Iterator[VaultRuntime]:
     """An opened ``VaultRuntime`` for one process's lifetime (e.g. ``vaultpilot chat``): the
-    index synced, the watcher started and, with ``embed``, background embedding; closed on
-    exit. Use ``runtime.open_run_context()`` (or ``call``) for the agent's context."""
-    runtime = VaultRuntime(root, db_path, source=source, semantic=semantic, watch=watch)
+    index synced, the watcher started and, with ``embed``, background embedding (its lock held
+    as ``holder``, the program's name); closed on exit. Use ``runtime.open_run_context()`` (or
+    ``call``) for the agent's context."""
+    runtime = VaultRuntime(
+        root, db_path, source=source, holder=holder, semantic=semantic, watch=watch
+    )
     try:
         runtime.open()
         if embed:
