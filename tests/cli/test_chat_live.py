@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
 
+from tests.semantic.test_vectors import _Embeddings
 from tests.server.test_live import _count_scans
 from vaultpilot.cli.agent_session import open_session
 from vaultpilot.index.background import lock_holder
@@ -54,27 +54,14 @@ def test_a_note_saved_during_chat_is_found_without_a_scan(
         assert _count_scans(lambda: call_tool(s.ctx, "obsidian_get_context", read)) > 0
 
 
-class _SlowEmbeddings(BaseHTTPRequestHandler):
-    """An OpenAI-compatible /v1/embeddings that answers only once ``gate`` is set."""
+class _SlowEmbeddings(_Embeddings):
+    """The OpenAI-compatible /v1/embeddings of tests/semantic, answering once ``gate`` is set."""
 
     gate: ClassVar[threading.Event] = threading.Event()
 
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
     def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.gate.wait(10)
-        data = [
-            {"object": "embedding", "index": i, "embedding": [float(len(t) + 1), 1.0, 2.0]}
-            for i, t in enumerate(body["input"])
-        ]
-        raw = json.dumps({"object": "list", "data": data, "model": body["model"]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
+        super().do_POST()
 
 
 @pytest.fixture

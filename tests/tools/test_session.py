@@ -110,12 +110,18 @@ def test_live_session_watches_until_closed(example_vault: Path, data_dir: Path) 
     assert rt.live_info()["state"] == "stopped"
 
 
+@pytest.fixture
+def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The config file this process reads (empty until a test writes it)."""
+    path = tmp_path / "config.toml"
+    monkeypatch.setenv("VAULTPILOT_CONFIG", str(path))
+    return path
+
+
 def test_rules_are_read_once_when_the_runtime_is_made(
-    example_vault: Path, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    example_vault: Path, data_dir: Path, config: Path
 ) -> None:
-    config = tmp_path / "config.toml"
     config.write_text('[rules]\ndeny = ["People"]\n', encoding="utf-8")
-    monkeypatch.setenv("VAULTPILOT_CONFIG", str(config))
     rt = VaultRuntime(example_vault, data_dir / "once" / "index.db", source="mcp", watch=False)
     try:
         # A change while the process runs waits for the next start, as in the server.
@@ -138,11 +144,9 @@ def test_rules_are_read_once_when_the_runtime_is_made(
 
 
 def test_a_bad_rules_table_names_the_config_file(
-    example_vault: Path, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    example_vault: Path, data_dir: Path, config: Path
 ) -> None:
-    config = tmp_path / "config.toml"
     config.write_text('[rules]\nmode = "sometimes"\n', encoding="utf-8")
-    monkeypatch.setenv("VAULTPILOT_CONFIG", str(config))
     with pytest.raises(SetupError) as err:
         VaultRuntime(example_vault, data_dir / "bad" / "index.db", source="mcp")
     assert err.value.message.startswith(f"The [rules] table of {config} has a bad setting 'mode'")
