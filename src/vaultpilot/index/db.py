@@ -25,6 +25,9 @@ Tables
                and its hash; ``chunked_notes`` records which note version (hash) they came from
 ``chunk_vectors``  one float32 vector per distinct chunk text hash (the model is recorded in
                ``semantic_meta``; changing it drops every vector)
+``folder_stamps``  one row per folder that has file rows (or had, at the last full sync): the
+               stamp of its files as last synced, or NULL; triggers on ``files`` clear it
+               whenever a row in the folder changes (see ``index/stamps.py``)
 """
 
 from __future__ import annotations
@@ -186,12 +189,47 @@ def add_properties_to_fts(conn: sqlite3.Connection) -> None:
     )
 
 
+_STAMP_TRIGGERS = (
+    # (One statement each: ``run_statements`` splits on ";", which a trigger body contains.)
+    """CREATE TRIGGER files_stamp_added AFTER INSERT ON files BEGIN
+        INSERT INTO folder_stamps (folder, stamp) VALUES (new.folder, NULL)
+        ON CONFLICT(folder) DO UPDATE SET stamp = NULL;
+    END""",
+    """CREATE TRIGGER files_stamp_removed AFTER DELETE ON files BEGIN
+        UPDATE folder_stamps SET stamp = NULL WHERE folder = old.folder;
+    END""",
+    """CREATE TRIGGER files_stamp_changed AFTER UPDATE OF path, folder, mtime_ns, size ON files
+    BEGIN
+        UPDATE folder_stamps SET stamp = NULL WHERE folder = old.folder;
+        INSERT INTO folder_stamps (folder, stamp) VALUES (new.folder, NULL)
+        ON CONFLICT(folder) DO UPDATE SET stamp = NULL;
+    END""",
+)
+
+
+def add_folder_stamps(conn: sqlite3.Connection) -> None:
+    # A stamp per folder lets a sync that finds nothing changed skip comparing the folder's
+    # files one by one. The triggers make any write to a folder's file rows, by any code or
+    # process, clear its stamp, so a stamp is only ever trusted while the rows are exactly the
+    # ones it was stored with; they also keep a row for every folder with files.
+    run_statements(
+        conn,
+        """
+        CREATE TABLE folder_stamps (folder TEXT PRIMARY KEY, stamp TEXT) WITHOUT ROWID;
+        INSERT INTO folder_stamps (folder) SELECT DISTINCT folder FROM files;
+        """,
+    )
+    for trigger in _STAMP_TRIGGERS:
+        conn.execute(trigger)
+
+
 MIGRATIONS: list[Migration] = [
     create_core_tables,
     create_fts,
     add_semantic_chunks,
     add_index_meta,
     add_properties_to_fts,
+    add_folder_stamps,
 ]
 
 

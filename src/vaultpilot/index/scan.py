@@ -11,9 +11,14 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Iterable
+from array import array
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from hashlib import blake2b
+from itertools import compress, repeat
+from operator import attrgetter, not_
 from pathlib import Path
+from stat import S_ISDIR, S_ISLNK
 from typing import Any, NamedTuple
 
 from vaultpilot.errors import UnreadableNoteError
@@ -25,9 +30,11 @@ from vaultpilot.vault.resolve import LinkResolver, target_key
 __all__ = [
     "MAX_NOTE_BYTES",
     "FileStat",
+    "FolderScan",
     "NoteRecord",
     "PathScan",
     "load_note",
+    "scan_folders",
     "scan_paths",
     "scan_vault",
 ]
@@ -75,83 +82,194 @@ class NoteRecord(NamedTuple):
 
 
 _DIR_FD = os.stat in os.supports_dir_fd and os.open in os.supports_dir_fd
+# (O_NOFOLLOW: a folder swapped for a link after its lstat is not followed out of the vault.)
+_OPEN_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+_NAME = attrgetter("name")
+_MODE = attrgetter("st_mode")
+_MTIME = attrgetter("st_mtime_ns")
+_SIZE = attrgetter("st_size")
+
+# A folder's files as read: (names, their stats, sub-folder names, plain). ``plain``: no symbolic
+# links and nothing vanished while it was read, so the stats are the files' own ``lstat``s and
+# the folder can have a stamp.
+_Listing = tuple[list[str], list[os.stat_result], list[str], bool]
 
 
-def _open_folder(folder: str) -> tuple[int, list[os.DirEntry[str]]] | None:
-    """The folder's descriptor (-1 without ``dir_fd`` support) and entries; None if unreadable."""
+def _listing(
+    path: str, prefix: str, root_parent: str, temp_files: list[str] | None
+) -> _Listing | None:
+    """The files and sub-folders of the folder at ``path`` (vault prefix ``prefix``), skipping
+    dot-names (temp files among them go to ``temp_files``); None if it cannot be read.
+
+    Every file is stat'ed, whatever its folder's mtime says: a note edited in place (how
+    Obsidian saves) changes its own mtime, not its folder's. The common case runs no Python per
+    file beyond one ``lstat`` call: names are taken, filtered, sorted and split by C-level
+    ``map``/``compress``. Where the platform allows, the files are stat'ed relative to the open
+    folder (``dir_fd``), so the kernel resolves one name per file instead of the whole path.
+    """
     fd = -1
     try:
         if _DIR_FD:
-            fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-            return fd, list(os.scandir(fd))
-        return fd, list(os.scandir(folder))
+            fd = os.open(path, _OPEN_DIR)
+        with os.scandir(fd if fd >= 0 else path) as listed:
+            names = list(map(_NAME, listed))
     except OSError:
         if fd >= 0:
             os.close(fd)
-        return None
-
-
-def _file_stat(
-    entry: os.DirEntry[str], folder: str, fd: int, root_parent: str
-) -> os.stat_result | None:
-    """A file entry's stat; None for a link out of the vault or to a folder, or a vanished file."""
+        return None  # an unreadable folder is skipped; status reports files it cannot see
     try:
-        if entry.is_symlink():
-            real = os.path.realpath(os.path.join(folder, entry.name))
-            if not real.startswith(root_parent) or not os.path.isfile(real):
-                return None  # never follow links out of the vault, nor folder links
-            return os.stat(real)
+        joined = "\0".join(names)
+        if joined[:1] == "." or "\0." in joined:  # only then look at names one by one
+            if temp_files is not None:
+                temp_files.extend(prefix + n for n in names if n[0] == "." and is_temp_name(n))
+            names = [n for n in names if n[0] != "."]
+        names.sort()  # the stamp depends on the order: make it the same on every platform
+        try:
+            if fd >= 0:
+                stats = [os.lstat(n, dir_fd=fd) for n in names]
+            else:
+                stats = list(map(os.lstat, map(os.path.join, repeat(path), names)))
+        except OSError:
+            return _careful(path, fd, names, root_parent)  # one vanished: the slow way
+        modes = list(map(_MODE, stats))
+        if any(map(S_ISLNK, modes)):
+            return _careful(path, fd, names, root_parent)
+        dirs = list(map(S_ISDIR, modes))
+        if not any(dirs):
+            return names, stats, [], True
+        files = list(map(not_, dirs))
+        return (
+            list(compress(names, files)),
+            list(compress(stats, files)),
+            list(compress(names, dirs)),
+            True,
+        )
+    finally:
         if fd >= 0:
-            return os.stat(entry.name, dir_fd=fd, follow_symlinks=False)
-        return entry.stat(follow_symlinks=False)
-    except OSError:
-        return None  # vanished between listing and stat
+            os.close(fd)
+
+
+def _careful(path: str, fd: int, names: list[str], root_parent: str) -> _Listing:
+    """``_listing`` one name at a time, for a folder holding symbolic links or losing files.
+
+    A link counts as the file it leads to, if that is a file inside the vault; links to
+    folders and out of the vault are never followed. A file gone before its stat is left out.
+    """
+    files: list[str] = []
+    stats: list[os.stat_result] = []
+    subs: list[str] = []
+    for name in names:
+        try:
+            st = os.lstat(name, dir_fd=fd) if fd >= 0 else os.lstat(os.path.join(path, name))
+            if S_ISDIR(st.st_mode):
+                subs.append(name)
+                continue
+            if S_ISLNK(st.st_mode):
+                real = os.path.realpath(os.path.join(path, name))
+                if not real.startswith(root_parent) or not os.path.isfile(real):
+                    continue
+                st = os.stat(real)
+        except OSError:
+            continue  # vanished between listing and stat
+        files.append(name)
+        stats.append(st)
+    return files, stats, subs, False
+
+
+def _stamp(names: list[str], stats: list[os.stat_result]) -> str | None:
+    """A fingerprint of a folder's files: their names, mtimes and sizes, in name order.
+
+    Equal stamps mean the same files with the same (mtime, size), which is all a sync compares
+    per file (None: mtimes outside what 64 bits hold; such a folder is always compared).
+    """
+    digest = blake2b(len(names).to_bytes(8, "little"), digest_size=16)
+    try:
+        digest.update("\0".join(names).encode("utf-8", "surrogateescape"))
+        digest.update(array("q", map(_MTIME, stats)))
+        digest.update(array("q", map(_SIZE, stats)))
+    except (OverflowError, UnicodeEncodeError):
+        return None
+    return digest.hexdigest()
+
+
+def _view(prefix: str, names: list[str], stats: list[os.stat_result]) -> dict[str, FileStat]:
+    paths = map(prefix.__add__, names)
+    return dict(zip(paths, map(FileStat, map(_MTIME, stats), map(_SIZE, stats)), strict=True))
+
+
+@dataclass(slots=True)
+class FolderScan:
+    """What ``scan_folders`` saw: every folder's stamp, and the files of the folders it kept.
+
+    Folders are keyed as the index's ``files.folder`` column keys them: ``""`` for the vault's
+    top folder, ``"a/b"`` below it. ``stamps[f]`` is None for a folder that has no stamp (it
+    holds symbolic links, or lost a file while it was read): it is always compared file by file.
+    """
+
+    root: str  # the vault's real path
+    stamps: dict[str, str | None]
+    views: dict[str, dict[str, FileStat]]  # vault path -> stat, for the folders kept
+
+    def view(self, folder: str) -> dict[str, FileStat]:
+        """The files directly in ``folder``: as scanned if kept, else read now (the index's
+        stamps changed since the scan; a folder no longer there has no files)."""
+        found = self.views.get(folder)
+        if found is None:
+            prefix = folder + "/" if folder else ""
+            listing = _listing(os.path.join(self.root, folder), prefix, self.root + os.sep, None)
+            found = {} if listing is None else _view(prefix, listing[0], listing[1])
+            self.views[folder] = found
+        return found
+
+    def files(self) -> dict[str, FileStat]:
+        """Every kept folder's files in one mapping (all of them when none was skipped)."""
+        out: dict[str, FileStat] = {}
+        for found in self.views.values():
+            out.update(found)
+        return out
 
 
 def _walk(
     real_root: str,
+    path: str,
     folder: str,
-    prefix: str,
-    out: dict[str, FileStat],
+    *,
+    known: Mapping[str, str | None] | None,
     temp_files: list[str] | None,
-) -> None:
-    """Add every file under ``folder`` (vault path ``prefix``) to ``out``; see ``scan_vault``.
+) -> FolderScan:
+    """Walk the folder at ``path`` (vault folder ``folder``) and everything under it.
 
-    Where the platform allows, each folder is opened once and its files are stat'ed relative to
-    it (``dir_fd``): the kernel then resolves one name per file instead of the whole path, which
-    is most of what a no-change sync costs (the stat of every file is what catches a note edited
-    in place, whose folder's mtime does not change).
+    With ``known`` (stamps by folder), each folder gets a stamp, and only the folders whose
+    stamp differs from the known one (or have none) keep their files; without it every folder
+    keeps its files and none is stamped.
     """
     root_parent = real_root + os.sep
-    stack: list[tuple[str, str]] = [(folder, prefix)]
+    stamps: dict[str, str | None] = {}
+    views: dict[str, dict[str, FileStat]] = {}
+    stack: list[tuple[str, str]] = [(path, folder)]
     while stack:
-        folder, prefix = stack.pop()
-        listed = _open_folder(folder)
-        if listed is None:
-            continue  # an unreadable folder is skipped; status reports files it cannot see
-        fd, entries = listed
-        try:
-            for entry in entries:
-                name = entry.name
-                if name[0] == ".":
-                    if temp_files is not None and is_temp_name(name):
-                        temp_files.append(prefix + name)
-                    continue
-                st: os.stat_result | None = None
-                try:
-                    if entry.is_file(follow_symlinks=False) and fd >= 0:  # the common case
-                        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-                    elif not entry.is_symlink() and entry.is_dir(follow_symlinks=False):
-                        stack.append((os.path.join(folder, name), prefix + name + "/"))
-                    else:
-                        st = _file_stat(entry, folder, fd, root_parent)
-                except OSError:
-                    pass  # vanished between listing and stat
-                if st is not None:
-                    out[prefix + name] = FileStat(st.st_mtime_ns, st.st_size)
-        finally:
-            if fd >= 0:
-                os.close(fd)
+        path, folder = stack.pop()
+        prefix = folder + "/" if folder else ""
+        listing = _listing(path, prefix, root_parent, temp_files)
+        if listing is None:
+            continue
+        names, stats, subs, plain = listing
+        stamp = _stamp(names, stats) if plain and known is not None else None
+        stamps[folder] = stamp
+        if stamp is None or known is None or known.get(folder) != stamp:
+            views[folder] = _view(prefix, names, stats)
+        stack.extend((os.path.join(path, name), prefix + name) for name in subs)
+    return FolderScan(real_root, stamps, views)
+
+
+def scan_folders(
+    root: Path, known: Mapping[str, str | None], *, temp_files: list[str] | None = None
+) -> FolderScan:
+    """Stat every file in the vault, keeping the files of only the folders whose stamp is not
+    the ``known`` one (what a sync must compare file by file); the same rules as ``scan_vault``.
+    """
+    real_root = os.path.realpath(root)
+    return _walk(real_root, real_root, "", known=known, temp_files=temp_files)
 
 
 def scan_vault(root: Path, *, temp_files: list[str] | None = None) -> dict[str, FileStat]:
@@ -160,10 +278,8 @@ def scan_vault(root: Path, *, temp_files: list[str] | None = None) -> dict[str, 
     With ``temp_files`` the vault paths of leftover ``.vaultpilot-*.tmp`` files (from a killed
     write) are collected into it on the same walk, for the caller to remove.
     """
-    out: dict[str, FileStat] = {}
     real_root = os.path.realpath(root)
-    _walk(real_root, real_root, "", out, temp_files)
-    return out
+    return _walk(real_root, real_root, "", known=None, temp_files=temp_files).files()
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +335,7 @@ def scan_paths(root: Path, paths: Iterable[str]) -> PathScan:
                     continue
                 found[rel] = FileStat(st.st_mtime_ns, st.st_size)
         elif stat.S_ISDIR(st.st_mode):
-            _walk(real_root, full, rel + "/", found, None)
+            found.update(_walk(real_root, full, rel, known=None, temp_files=None).files())
         else:
             found[rel] = FileStat(st.st_mtime_ns, st.st_size)
     return PathScan(found, frozenset(exact), tuple(p + "/" for p in sorted(exact)))

@@ -28,18 +28,27 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import islice
 from pathlib import Path
 from typing import cast
 
 from vaultpilot.index.scan import (
     FileStat,
+    FolderScan,
     NoteRecord,
     PathScan,
     load_note,
+    scan_folders,
     scan_paths,
     scan_vault,
+)
+from vaultpilot.index.stamps import (
+    StampUpdate,
+    folder_rows,
+    read_stamps,
+    store_stamps,
+    store_stamps_if_free,
 )
 from vaultpilot.index.writer import (
     FTS_BUFFER_BULK,
@@ -86,6 +95,8 @@ class SyncPlan:
     # Scoped (sync_paths of a few paths): ``on_disk`` and ``indexed`` hold only the paths the scan
     # covered; every other file is as the index says, and is read from it when needed.
     scoped: bool = False
+    # A full sync's folder stamps, recorded after the writes (see ``index/stamps.py``).
+    stamps: StampUpdate | None = None
 
     @property
     def stale(self) -> int:
@@ -164,15 +175,40 @@ def _covered_rows(conn: sqlite3.Connection, seen: PathScan) -> list[IndexedRow]:
     return list(rows.values())
 
 
-def _diff_scoped(seen: PathScan, rows: list[IndexedRow]) -> SyncPlan:
-    """Like ``_diff_paths`` from ``_covered_rows``: a plan of the covered paths only."""
+def _diff_scoped(found: dict[str, FileStat], rows: list[IndexedRow]) -> SyncPlan:
+    """Like ``_diff_paths`` when ``rows`` are the index rows of exactly what ``found`` covers
+    (``_covered_rows``, ``folder_rows``): a plan of the covered paths only."""
     indexed = {row[0]: row for row in rows}
-    deleted = sorted(p for p in indexed if p not in seen.found)
-    added = sorted(seen.found.keys() - indexed.keys())
+    deleted = sorted(p for p in indexed if p not in found)
+    added = sorted(found.keys() - indexed.keys())
     changed = sorted(
-        p for p, st in seen.found.items() if (row := indexed.get(p)) and (row[2], row[3]) != st
+        p for p, st in found.items() if (row := indexed.get(p)) and (row[2], row[3]) != st
     )
-    return SyncPlan(dict(seen.found), indexed, added, changed, deleted, scoped=True)
+    return SyncPlan(dict(found), indexed, added, changed, deleted, scoped=True)
+
+
+def _diff_folders(scan: FolderScan, conn: sqlite3.Connection) -> SyncPlan:
+    """The plan of a full sync from ``scan``: only the folders whose stamp is not the stored
+    one (or that are gone from disk) are compared file by file; the others are as indexed.
+
+    With nothing stamped (a first build, a rebuild) every file is compared, as a plan of the
+    whole vault. Folders whose stamp changed since the scan (another connection synced in
+    between) are read again from disk.
+    """
+    stored = read_stamps(conn)
+    stamps = scan.stamps
+    compared = [f for f, stamp in stamps.items() if stamp is None or stored.get(f) != stamp]
+    gone = [f for f in stored if f not in stamps]
+    update = StampUpdate(scan, tuple(f for f in compared if stamps[f] is not None), tuple(gone))
+    if len(compared) == len(stamps):
+        on_disk: dict[str, FileStat] = {}
+        for folder in compared:
+            on_disk.update(scan.view(folder))
+        return replace(_diff_vault(on_disk, _indexed(conn)), stamps=update)
+    found: dict[str, FileStat] = {}
+    for folder in compared:
+        found.update(scan.view(folder))
+    return replace(_diff_scoped(found, folder_rows(conn, compared + gone)), stamps=update)
 
 
 class _IndexIds(dict[str, int]):
@@ -395,6 +431,7 @@ _TABLES = (
     "headings",
     "blocks",
     "files",
+    "folder_stamps",
 )
 
 
@@ -440,10 +477,9 @@ def sync_vault(
     root = root.resolve()
     if rebuild or _built_with_other_rules(conn):
         _clear_index(conn)
-    on_disk = scan_vault(root, temp_files=temp_files)
-    report = _sync(
-        conn, root, lambda c: _diff_vault(on_disk, _indexed(c)), workers=workers, progress=progress
-    )
+    # Every file is stat'ed, but only folders whose stamp changed are compared file by file.
+    scan = scan_folders(root, read_stamps(conn), temp_files=temp_files)
+    report = _sync(conn, root, lambda c: _diff_folders(scan, c), workers=workers, progress=progress)
     return _finish(conn, report, counts=counts, started=started)
 
 
@@ -466,7 +502,7 @@ def sync_paths(
     root = root.resolve()
     seen = scan_paths(root, paths)
     if len(seen.exact) <= _SCOPED_MAX:
-        planner: Planner = lambda c: _diff_scoped(seen, _covered_rows(c, seen))  # noqa: E731
+        planner: Planner = lambda c: _diff_scoped(seen.found, _covered_rows(c, seen))  # noqa: E731
     else:
         planner = lambda c: _diff_paths(seen, _indexed(c))  # noqa: E731
     report = _sync(conn, root, planner, workers=workers)
@@ -499,6 +535,8 @@ def _sync(
     report = SyncReport()
     first = planner(conn)
     if not first.stale:
+        if first.stamps is not None and first.stamps.pending:
+            store_stamps_if_free(conn, first.stamps)
         return report
     # A first build into an empty index writes rows that are consistent by construction (every
     # id comes from the plan), so SQLite's foreign-key lookups on each inserted row are skipped
@@ -516,6 +554,8 @@ def _sync(
             else:
                 if plan.stale:
                     _write(conn, root, plan, report, workers=workers, progress=progress)
+                if plan.stamps is not None:
+                    store_stamps(conn, plan.stamps)
                 conn.execute("COMMIT")
                 return report
         except BaseException:
