@@ -141,10 +141,20 @@ def private_database(path: Path) -> Path:
 
     An empty file is a valid empty database. Creating it ourselves first is what makes SQLite's
     ``-wal`` and ``-shm`` files 0600 too, whatever the umask; existing ones are tightened.
+
+    An existing database is never opened here: closing *any* descriptor of a file drops every
+    POSIX lock this process holds on it, SQLite's included (sqlite.org/howtocorrupt.html, 2.2).
+    A second connection in a process that has one open would otherwise silently unlock the
+    first, and another process closing its own connection would then take itself for the last
+    user and delete the ``-wal`` and ``-shm`` files still in use: a corrupt database.
     """
     private_dir(path.parent)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
-    os.close(fd)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    except FileExistsError:
+        pass  # only ``stat``/``chmod`` by name below: no descriptor of a file in use is closed
+    else:
+        os.close(fd)  # a file nobody else can have open: it did not exist a moment ago
     for name in ("", *_SIDECARS):
         tighten(path.with_name(path.name + name), FILE_MODE)
     return path
