@@ -1,6 +1,6 @@
 """Live-index benchmark: save-to-search latency with the watcher running, and no-change syncs.
 
-    .venv/bin/python bench/bench_live.py --sizes 10000 50000 [--baseline-src DIR]
+    .venv/bin/python bench/bench_live.py --sizes 10000 50000 [--baseline-src DIR] [--no-saves]
 
 For each size the seeded synthetic vault (``bench/synth_vault.py``, in ``bench/out/``) is indexed
 once into a scratch database, then:
@@ -10,9 +10,11 @@ once into a scratch database, then:
   every 2 ms until it is found. Repeated ``--saves`` times on different notes, each restored
   afterwards (and the restore awaited). Reports p50 / p99 / max.
 * **no-change sync**: ``sync_vault`` on an up-to-date index, in a fresh child process each time
-  (the cost a one-shot CLI command pays), median of 5. With ``--baseline-src`` (a ``src`` folder
-  of another version, e.g. from ``git archive``) the same child also runs against that version,
-  in the same run, for a before/after.
+  (the cost a one-shot CLI command pays), median of ``--runs`` (5): wall time and the child's
+  CPU time (less disturbed by other work on the machine). With ``--baseline-src`` (a ``src``
+  folder of another version, e.g. from ``git archive``) the same child also runs against that
+  version, alternating with ours run by run, for a before/after in the same run. Both see the
+  same index (built by this version; an older version ignores the tables it does not know).
 
 Prints markdown tables for docs/benchmarks.md.
 """
@@ -46,7 +48,9 @@ from pathlib import Path
 from vaultpilot.index.db import connect
 from vaultpilot.index.sync import sync_vault
 conn = connect(Path(sys.argv[2]))
-t = time.perf_counter(); sync_vault(conn, Path(sys.argv[1])); print(time.perf_counter() - t)
+t, c = time.perf_counter(), time.process_time()
+sync_vault(conn, Path(sys.argv[1]))
+print(time.perf_counter() - t, time.process_time() - c)
 """
 
 
@@ -55,19 +59,29 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def nochange(vault: Path, db: Path, src: Path, runs: int = 5) -> float:
+def _nochange_once(vault: Path, db: Path, src: Path) -> tuple[float, float]:
     env = {**os.environ, "PYTHONPATH": str(src)}
-    times = []
+    out = subprocess.run(
+        [sys.executable, "-c", NOCHANGE, str(vault), str(db)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    wall, cpu = out.stdout.split()
+    return float(wall), float(cpu)
+
+
+def nochange(vault: Path, db: Path, srcs: list[Path], runs: int) -> list[tuple[float, float]]:
+    """Median (wall ms, CPU ms) of a no-change sync per version in ``srcs``, run alternately."""
+    times: list[list[tuple[float, float]]] = [[] for _ in srcs]
     for _ in range(runs):
-        out = subprocess.run(
-            [sys.executable, "-c", NOCHANGE, str(vault), str(db)],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=True,
-        )
-        times.append(float(out.stdout))
-    return statistics.median(times) * 1000
+        for i, src in enumerate(srcs):
+            times[i].append(_nochange_once(vault, db, src))
+    return [
+        (statistics.median(w for w, _ in t) * 1000, statistics.median(c for _, c in t) * 1000)
+        for t in times
+    ]
 
 
 def _found(conn: object, word: str) -> bool:
@@ -113,6 +127,8 @@ def main() -> None:
     ap.add_argument("--saves", type=int, default=30)
     ap.add_argument("--out", type=Path, default=HERE / "out")
     ap.add_argument("--baseline-src", type=Path, default=None)
+    ap.add_argument("--runs", type=int, default=5, help="no-change syncs per version")
+    ap.add_argument("--no-saves", action="store_true", help="only the no-change sync")
     args = ap.parse_args()
     print(f"cpus: {os.cpu_count()}, python {sys.version.split()[0]}", file=sys.stderr)
     rows = []
@@ -126,18 +142,27 @@ def main() -> None:
         conn = connect(db)
         sync_vault(conn, vault)
         conn.close()
-        after = nochange(vault, db, ROOT / "src")
-        before = nochange(vault, db, args.baseline_src) if args.baseline_src else None
-        lat = save_to_search(vault, db, args.saves)
-        rows.append((n, before, after, lat))
+        srcs = [ROOT / "src", *([args.baseline_src] if args.baseline_src else [])]
+        load = os.getloadavg()[0]
+        after, *before = nochange(vault, db, srcs, args.runs)
+        lat = [] if args.no_saves else save_to_search(vault, db, args.saves)
+        rows.append((n, before[0] if before else None, after, lat, load))
         print(f"{n}: done", file=sys.stderr)
-    print("| notes | no-change sync before | after | save to search p50 / p99 / max |")
-    print("|---|---|---|---|")
-    for n, before, after, lat in rows:
-        b = f"{before:.0f} ms" if before is not None else "n/a"
+    print(
+        "| notes | no-change sync before: wall / CPU | after: wall / CPU | CPU ratio"
+        " | load avg | save to search p50 / p99 / max |"
+    )
+    print("|---|---|---|---|---|---|")
+    for n, before, after, lat, load in rows:
+        b = f"{before[0]:.0f} / {before[1]:.0f} ms" if before else "n/a"
+        ratio = f"{before[1] / after[1]:.2f}x" if before else "n/a"
+        saves = (
+            f"{pct(lat, 0.5) * 1000:.0f} / {pct(lat, 0.99) * 1000:.0f} / {max(lat) * 1000:.0f} ms"
+            if lat
+            else "n/a"
+        )
         print(
-            f"| {n:,} | {b} | {after:.0f} ms | {pct(lat, 0.5) * 1000:.0f} / "
-            f"{pct(lat, 0.99) * 1000:.0f} / {max(lat) * 1000:.0f} ms |"
+            f"| {n:,} | {b} | {after[0]:.0f} / {after[1]:.0f} ms | {ratio} | {load:.1f} | {saves} |"
         )
 
 

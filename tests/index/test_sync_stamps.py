@@ -372,3 +372,29 @@ def test_any_mix_of_syncs_equals_rebuild(ops: list[tuple[str, str, str]]) -> Non
         assert_equals_rebuild(conn, root, tmp)
     finally:
         shutil.rmtree(tmp)
+
+
+def test_large_and_small_changes_across_many_files(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    for i in range(600):
+        write(root, f"A/a{i}.md", f"[[b{i}]] [[c{i % 10}]]")
+        write(root, f"B/b{i}.md", f"[[a{i}]] #t{i % 7}")
+    for i in range(10):
+        write(root, f"C/c{i}.md", f"[[a{i}]]")
+    conn = connect(tmp_path / "db" / "index.db")
+    sync_vault(conn, root, workers=2)
+    # 1,200 of 1,210 files: one plan of the whole vault.
+    for i in range(600):
+        write(root, f"A/a{i}.md", f"[[b{i + 1}]] [[c{i % 9}]]")
+        write(root, f"B/b{i}.md", f"[[a{i + 1}]] #u{i % 5}")
+    (root / "C/c3.md").rename(root / "C/c3 moved.md")
+    report = sync_vault(conn, root, workers=2)
+    assert (report.parsed, report.added, report.deleted) == (1201, 1, 1)  # the rename: 1 + 1
+    assert compared(conn, root) == set()
+    # 600 files in one folder: compared on their own, the rest as indexed.
+    for i in range(600):
+        write(root, f"A/a{i}.md", f"[[c{i % 10}]] [[c3 moved]]")
+    (root / "A/a5.md").unlink()
+    report = sync_vault(conn, root, workers=2)
+    assert (report.parsed, report.deleted) == (599, 1)
+    assert_equals_rebuild(conn, root, tmp_path)

@@ -208,6 +208,7 @@ class FolderScan:
 
     root: str  # the vault's real path
     stamps: dict[str, str | None]
+    counts: dict[str, int]  # how many files each folder holds
     views: dict[str, dict[str, FileStat]]  # vault path -> stat, for the folders kept
 
     def view(self, folder: str) -> dict[str, FileStat]:
@@ -245,6 +246,7 @@ def _walk(
     """
     root_parent = real_root + os.sep
     stamps: dict[str, str | None] = {}
+    counts: dict[str, int] = {}
     views: dict[str, dict[str, FileStat]] = {}
     stack: list[tuple[str, str]] = [(path, folder)]
     while stack:
@@ -256,10 +258,11 @@ def _walk(
         names, stats, subs, plain = listing
         stamp = _stamp(names, stats) if plain and known is not None else None
         stamps[folder] = stamp
+        counts[folder] = len(names)
         if stamp is None or known is None or known.get(folder) != stamp:
             views[folder] = _view(prefix, names, stats)
         stack.extend((os.path.join(path, name), prefix + name) for name in subs)
-    return FolderScan(real_root, stamps, views)
+    return FolderScan(real_root, stamps, counts, views)
 
 
 def scan_folders(

@@ -191,18 +191,22 @@ def _diff_folders(scan: FolderScan, conn: sqlite3.Connection) -> SyncPlan:
     """The plan of a full sync from ``scan``: only the folders whose stamp is not the stored
     one (or that are gone from disk) are compared file by file; the others are as indexed.
 
-    With nothing stamped (a first build, a rebuild) every file is compared, as a plan of the
-    whole vault. Folders whose stamp changed since the scan (another connection synced in
-    between) are read again from disk.
+    When every folder is to be compared (a first build, a rebuild), or the folders to compare
+    hold half the vault and at least ``_BULK_MIN`` files (a large change), every file is compared
+    in one plan of the whole vault, the stamped folders read again from disk: the bulk write
+    then applies as before. Folders whose stamp changed since the scan (another connection
+    synced in between) are read again too.
     """
     stored = read_stamps(conn)
     stamps = scan.stamps
     compared = [f for f, stamp in stamps.items() if stamp is None or stored.get(f) != stamp]
     gone = [f for f in stored if f not in stamps]
     update = StampUpdate(scan, tuple(f for f in compared if stamps[f] is not None), tuple(gone))
-    if len(compared) == len(stamps):
+    to_compare = sum(scan.counts[f] for f in compared)
+    large = to_compare >= _BULK_MIN and 2 * to_compare >= sum(scan.counts.values())
+    if len(compared) == len(stamps) or large:
         on_disk: dict[str, FileStat] = {}
-        for folder in compared:
+        for folder in stamps:
             on_disk.update(scan.view(folder))
         return replace(_diff_vault(on_disk, _indexed(conn)), stamps=update)
     found: dict[str, FileStat] = {}
