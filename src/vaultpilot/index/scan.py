@@ -1,7 +1,9 @@
 """Walk a vault and turn each changed note into rows for the index.
 
 ``scan_vault`` lists every file with its mtime and size, skipping dot-folders (``.obsidian``,
-``.trash``, ``.git``, ...) and symbolic links that lead outside the vault. ``load_note`` reads one
+``.trash``, ``.git``, ...) and symbolic links that lead outside the vault. ``scan_folders`` stats
+the same files but keeps only the folders whose stamp (a fingerprint of their files' names,
+mtimes and sizes) is not the one a sync stored for them. ``load_note`` reads one
 note, hashes it, parses it and resolves its links; it runs in worker processes during a large sync,
 so it takes plain values and returns a plain, picklable ``NoteRecord``.
 """

@@ -6,6 +6,11 @@ Deleted files are removed; a rename is a delete plus an add. Links are resolved 
 set of files, and every stored link whose target file name (``target_key``) matches an added or
 removed file is resolved again, so the result always equals a rebuild from scratch.
 
+A full sync (``sync_vault``) stats every file (an edit in place changes no folder's mtime), but
+compares file by file only the folders whose stamp differs from the one stored for them
+(``index/stamps.py``): in a vault where nothing changed it reads no file rows at all, and a few
+changed folders are planned like a scoped ``sync_paths`` of those folders.
+
 ``sync_paths`` does the same for a given set of paths only (what a file watcher saw change, what
 a write tool wrote): those paths are stat'ed, the rest of the index is trusted, and the same writer
 runs, so when every change is among the paths the result equals a full sync. For up to
