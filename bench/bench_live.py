@@ -9,7 +9,8 @@ once into a scratch database, then:
   (an in-place write, as Obsidian saves), and a reader connection runs ``search`` for that word
   every 2 ms until it is found. Repeated ``--saves`` times on different notes, each restored
   afterwards (and the restore awaited). Reports p50 / p99 / max.
-* **no-change sync**: ``sync_vault`` on an up-to-date index, in a fresh child process each time
+* **no-change sync** and **one-change sync** (one note edited in place first):
+  ``sync_vault`` on an up-to-date index, in a fresh child process each time
   (the cost a one-shot CLI command pays), median of ``--runs`` (5): wall time and the child's
   CPU time (less disturbed by other work on the machine). With ``--baseline-src`` (a ``src``
   folder of another version, e.g. from ``git archive``) the same child also runs against that
@@ -42,15 +43,27 @@ from vaultpilot.index.search import search  # noqa: E402
 from vaultpilot.index.sync import sync_vault  # noqa: E402
 from vaultpilot.index.watch import LiveIndex  # noqa: E402
 
-NOCHANGE = r"""
-import sys, time
+# A full sync in a fresh process: with "one" a note is first edited in place (and put back and
+# synced again afterwards, untimed).
+SYNC = r"""
+import random, sys, time
 from pathlib import Path
 from vaultpilot.index.db import connect
 from vaultpilot.index.sync import sync_vault
-conn = connect(Path(sys.argv[2]))
+vault, conn = Path(sys.argv[1]), connect(Path(sys.argv[2]))
+target = text = None
+if sys.argv[3] == "one":
+    paths = [p for (p,) in conn.execute("SELECT path FROM files WHERE is_note = 1 ORDER BY path")]
+    target = vault / random.Random(7).choice(paths)
+    text = target.read_text(encoding="utf-8")
+    target.write_text(text + "\nEdited line with [[New Link]] #edited\n", encoding="utf-8")
 t, c = time.perf_counter(), time.process_time()
-sync_vault(conn, Path(sys.argv[1]))
+report = sync_vault(conn, vault)
 print(time.perf_counter() - t, time.process_time() - c)
+assert report.parsed == (target is not None), report
+if target is not None:
+    target.write_text(text, encoding="utf-8")
+    sync_vault(conn, vault)
 """
 
 
@@ -59,10 +72,10 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def _nochange_once(vault: Path, db: Path, src: Path) -> tuple[float, float]:
+def _sync_once(vault: Path, db: Path, src: Path, mode: str) -> tuple[float, float]:
     env = {**os.environ, "PYTHONPATH": str(src)}
     out = subprocess.run(
-        [sys.executable, "-c", NOCHANGE, str(vault), str(db)],
+        [sys.executable, "-c", SYNC, str(vault), str(db), mode],
         capture_output=True,
         text=True,
         env=env,
@@ -72,12 +85,15 @@ def _nochange_once(vault: Path, db: Path, src: Path) -> tuple[float, float]:
     return float(wall), float(cpu)
 
 
-def nochange(vault: Path, db: Path, srcs: list[Path], runs: int) -> list[tuple[float, float]]:
-    """Median (wall ms, CPU ms) of a no-change sync per version in ``srcs``, run alternately."""
+def syncs(
+    vault: Path, db: Path, srcs: list[Path], runs: int, mode: str
+) -> list[tuple[float, float]]:
+    """Median (wall ms, CPU ms) of a sync per version in ``srcs``, run alternately; ``mode``
+    "none" (nothing changed) or "one" (one note edited in place)."""
     times: list[list[tuple[float, float]]] = [[] for _ in srcs]
     for _ in range(runs):
         for i, src in enumerate(srcs):
-            times[i].append(_nochange_once(vault, db, src))
+            times[i].append(_sync_once(vault, db, src, mode))
     return [
         (statistics.median(w for w, _ in t) * 1000, statistics.median(c for _, c in t) * 1000)
         for t in times
@@ -132,6 +148,7 @@ def main() -> None:
     args = ap.parse_args()
     print(f"cpus: {os.cpu_count()}, python {sys.version.split()[0]}", file=sys.stderr)
     rows = []
+    one_rows = []
     for n in args.sizes:
         vault = args.out / f"vault-{n}-{args.seed}"
         if not vault.exists():
@@ -144,9 +161,11 @@ def main() -> None:
         conn.close()
         srcs = [ROOT / "src", *([args.baseline_src] if args.baseline_src else [])]
         load = os.getloadavg()[0]
-        after, *before = nochange(vault, db, srcs, args.runs)
+        after, *before = syncs(vault, db, srcs, args.runs, "none")
+        one_after, *one_before = syncs(vault, db, srcs, args.runs, "one")
         lat = [] if args.no_saves else save_to_search(vault, db, args.saves)
         rows.append((n, before[0] if before else None, after, lat, load))
+        one_rows.append((n, one_before[0] if one_before else None, one_after))
         print(f"{n}: done", file=sys.stderr)
     print(
         "| notes | no-change sync before: wall / CPU | after: wall / CPU | CPU ratio"
@@ -164,6 +183,15 @@ def main() -> None:
         print(
             f"| {n:,} | {b} | {after[0]:.0f} / {after[1]:.0f} ms | {ratio} | {load:.1f} | {saves} |"
         )
+
+    print()
+    print("| notes | one-change sync before: wall / CPU | after: wall / CPU | CPU ratio |")
+    print("|---|---|---|---|")
+    for n, before, after in one_rows:
+        b = f"{before[0]:.0f} / {before[1]:.0f} ms" if before else "n/a"
+        ratio = f"{before[1] / after[1]:.2f}x" if before else "n/a"
+        print(f"| {n:,} | {b} | {after[0]:.0f} / {after[1]:.0f} ms | {ratio} |")
+    print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
