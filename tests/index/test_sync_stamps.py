@@ -19,8 +19,9 @@ from tests.index.helpers import assert_equals_rebuild, dump, write
 from tests.index.test_sync_property import body, path
 from vaultpilot.index.db import connect
 from vaultpilot.index.scan import scan_folders, scan_vault
-from vaultpilot.index.stamps import read_stamps
+from vaultpilot.index.stamps import StampUpdate, read_stamps, store_stamps
 from vaultpilot.index.sync import sync_paths, sync_vault
+from vaultpilot.index.writer import delete_files
 
 
 @pytest.fixture
@@ -230,6 +231,30 @@ def test_a_file_changed_during_the_sync_leaves_its_folder_unstamped(
     assert read_stamps(conn)["Bulk"] is None
     assert sync_vault(conn, vault, workers=1).parsed == 0  # the row already has what it read
     assert read_stamps(conn)["Bulk"] is not None
+    assert_equals_rebuild(conn, vault, tmp_path)
+
+
+def test_a_folder_read_after_the_scan_is_not_stamped(
+    vault: Path, conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    # Another connection's sync changed the stored stamps between this sync's scan and its plan,
+    # and the folder was moved away in between: its files read then (none) are not what the
+    # scanned stamp describes, so the stamp must not be stored for the (now empty) rows.
+    conn.execute("UPDATE folder_stamps SET stamp = NULL WHERE folder = 'Sub/Deep'")
+    scan = scan_folders(vault, {**read_stamps(conn), "Sub/Deep": "stale"})
+    assert "Sub/Deep" in scan.views
+    kept = scan.views.pop("Sub/Deep")  # as if the scan had trusted it
+    shutil.move(vault / "Sub/Deep", tmp_path / "away")
+    assert scan.view("Sub/Deep") == {}
+    conn.execute("BEGIN IMMEDIATE")
+    gone = [i for (i,) in conn.execute("SELECT id FROM files WHERE folder = 'Sub/Deep'")]
+    delete_files(conn, gone)  # what that plan writes: the folder's files are gone
+    store_stamps(conn, StampUpdate(scan, ("Sub/Deep",), ()))
+    conn.execute("COMMIT")
+    assert read_stamps(conn)["Sub/Deep"] is None
+    shutil.move(tmp_path / "away", vault / "Sub/Deep")  # back, exactly as scanned
+    assert set(scan_folders(vault, read_stamps(conn)).views["Sub/Deep"]) == set(kept)
+    assert sync_vault(conn, vault, workers=1).added == 1
     assert_equals_rebuild(conn, vault, tmp_path)
 
 

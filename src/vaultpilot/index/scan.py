@@ -15,7 +15,7 @@ import os
 import stat
 from array import array
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from hashlib import blake2b
 from itertools import compress, repeat
 from operator import attrgetter, not_
@@ -211,17 +211,22 @@ class FolderScan:
     root: str  # the vault's real path
     stamps: dict[str, str | None]
     counts: dict[str, int]  # how many files each folder holds
-    views: dict[str, dict[str, FileStat]]  # vault path -> stat, for the folders kept
+    # vault path -> stat, for the folders kept: the very listings ``stamps`` were computed from
+    views: dict[str, dict[str, FileStat]]
+    late: dict[str, dict[str, FileStat]] = field(default_factory=dict)  # read by ``view``
 
     def view(self, folder: str) -> dict[str, FileStat]:
         """The files directly in ``folder``: as scanned if kept, else read now (the index's
-        stamps changed since the scan; a folder no longer there has no files)."""
+        stamps changed since the scan; a folder no longer there has no files). A folder read
+        now may differ from its stamp: ``views`` alone holds what the stamps describe."""
         found = self.views.get(folder)
+        if found is None:
+            found = self.late.get(folder)
         if found is None:
             prefix = folder + "/" if folder else ""
             listing = _listing(os.path.join(self.root, folder), prefix, self.root + os.sep, None)
             found = {} if listing is None else _view(prefix, listing[0], listing[1])
-            self.views[folder] = found
+            self.late[folder] = found
         return found
 
     def files(self) -> dict[str, FileStat]:

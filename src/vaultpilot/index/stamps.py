@@ -82,14 +82,16 @@ def _rows_by_folder(
 def store_stamps(conn: sqlite3.Connection, update: StampUpdate) -> None:
     """Record the stamps of ``update`` (inside the caller's write transaction, after its writes).
 
-    A folder gets its scanned stamp only if its rows now equal what the scan saw; a gone
-    folder's row is dropped once it has no file rows left.
+    A folder gets its scanned stamp only if its rows now equal the very listing the stamp was
+    computed from (not one read later: the folder may have changed in between); a gone folder's
+    row is dropped once it has no file rows left.
     """
     scan = update.scan
-    stamps = scan.stamps
     rows = _rows_by_folder(conn, update.folders)
     fresh = [
-        (f, stamps[f]) for f in update.folders if stamps[f] is not None and rows[f] == scan.view(f)
+        (f, scan.stamps[f])
+        for f in update.folders
+        if scan.stamps[f] is not None and rows[f] == scan.views.get(f)  # not a late read
     ]
     conn.executemany(
         "INSERT INTO folder_stamps (folder, stamp) VALUES (?, ?)"
