@@ -1,4 +1,4 @@
-"""Live-index benchmark: save-to-search latency with the watcher running, and no-change syncs.
+"""Live-index benchmark: save to search with the watcher running; no-change and one-change syncs.
 
     .venv/bin/python bench/bench_live.py --sizes 10000 50000 [--baseline-src DIR] [--no-saves]
 
