@@ -19,7 +19,10 @@
 * **calibrated relevance** (``relevance``): a logistic model of the best-chunk cosine and the
   share of the query's words a note holds, 0.5 being the threshold. It decides on the query's
   best note only: when no note reaches it, the result is empty (the query has no answer in the
-  vault); when one does, the ranking is returned down to ``Fusion.floor``.
+  vault); when one does, the ranking is returned with every note that reaches it, and notes
+  under it only among the first ``Fusion.near`` (down to ``Fusion.floor``), so the count says how
+  many notes are likely, not how many share a word. The relevance shown never rises down the
+  list (a note shows at most the relevance of the one above it): the list reads best first.
 
 Without an embedder or vectors (model not built, nothing embedded yet, vectors from another
 model, embedding server down) the ranking is keyword-only and ``HybridResult.notice`` says why.
@@ -64,11 +67,13 @@ _SIMILAR = 0.3  # a cosine from which a note counts towards ``total``
 # words the note holds anywhere and in its title or aliases. The threshold is the lowest fitted
 # probability at which at least 80% of the questions without an answer get none (0.02); the
 # bias is shifted by -logit(0.02) so that 0.5 is that threshold. It decides whether a query is
-# answered at all, on its best note only: the notes below the best are kept down to the floor.
+# answered at all, on its best note only: the notes below the best are kept down to the floor
+# among the first ``RELEVANCE_NEAR`` (recall@5 unchanged), further down only those that pass.
 _WITH_VECTOR = (-4.08, 9.61, 2.96, 1.91)  # bias, cosine, words held, words in title
 _KEYWORDS_ONLY = (-0.60, 3.93, 6.75)  # bias, words held, words in title (note not embedded)
 RELEVANCE_THRESHOLD = 0.5  # when no note reaches it, the query has no answer: nothing returned
 RELEVANCE_FLOOR = 0.05  # below it a note is not returned even when another one passed
+RELEVANCE_NEAR = 5  # under the threshold, a note is returned only among the first five
 _HELD_ENOUGH = 0.5  # share of the query's idf weight that makes a keyword match a match
 
 
@@ -102,6 +107,7 @@ class Fusion:
     evidence: float = 0.0  # weight of a third RRF list: notes by 10 cos + 2 held + 0.5 in_title
     threshold: float = RELEVANCE_THRESHOLD  # no note reaches it: nothing is returned
     floor: float = RELEVANCE_FLOOR  # notes below it are not returned
+    near: int = RELEVANCE_NEAR  # a note under the threshold is returned only at these ranks
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,7 +355,15 @@ def hybrid_search(
     if calibrated and fusion.threshold > 0:
         best = max(probability.values(), default=0.0)
         keep = best >= fusion.threshold
-        order = [fid for fid in order if keep and probability[fid] >= fusion.floor]
+        order = [
+            fid
+            for rank, fid in enumerate(order)
+            if keep
+            and (
+                probability[fid] >= fusion.threshold
+                or (rank < fusion.near and probability[fid] >= fusion.floor)
+            )
+        ]
     # About how many notes match: those holding a word, plus clearly similar ones (a weak
     # cosine is not a match, even though it may fill the page); never more than passed.
     similar = sum(1 for m in vec_hits if m.score >= _SIMILAR and m.file_id not in kw_rank)
@@ -358,16 +372,17 @@ def hybrid_search(
     if calibrated and fusion.threshold > 0:
         total = len(order)
     described = _describe(conn, text, chosen, fused, kw_rank, vec_rank, graph)
-    hits = [
-        replace(
+    hits: list[HybridHit] = []
+    shown = 1.0  # the list reads best first: a note shows at most the relevance of the one above
+    for fid, h in described:
+        shown = min(shown, probability[fid])
+        hits.append(replace(
             h,
-            relevance=round(probability[fid], 3),
+            relevance=round(shown, 3),
             vector_score=cosines.get(fid, h.vector_score),
             held=round(held.get(fid, (0.0, 0.0))[0], 3),
             in_title=round(held.get(fid, (0.0, 0.0))[1], 3),
-        )
-        for fid, h in described
-    ]
+        ))  # fmt: skip
     return HybridResult(hits, total, sides, notice if mode != "keyword" else None, calibrated)
 
 
