@@ -263,6 +263,19 @@ def _words_are_a_match(
             probability[fid] = max(probability[fid], threshold)
 
 
+def _likely(order: list[int], probability: dict[int, float], fusion: Fusion) -> list[int]:
+    """The ranking as returned: nothing when the best note misses the threshold; else every
+    note that reaches it, and those under it (down to the floor) only among the first few."""
+    if max(probability.values(), default=0.0) < fusion.threshold:
+        return []
+    return [
+        fid
+        for rank, fid in enumerate(order)
+        if probability[fid] >= fusion.threshold
+        or (rank < fusion.near and probability[fid] >= fusion.floor)
+    ]
+
+
 def hybrid_search(
     conn: sqlite3.Connection,
     text: str,
@@ -353,17 +366,7 @@ def hybrid_search(
         _rrf(ranked, fusion.evidence, fusion.k, fused)
         order.sort(key=lambda fid: (-fused[fid], fid))
     if calibrated and fusion.threshold > 0:
-        best = max(probability.values(), default=0.0)
-        keep = best >= fusion.threshold
-        order = [
-            fid
-            for rank, fid in enumerate(order)
-            if keep
-            and (
-                probability[fid] >= fusion.threshold
-                or (rank < fusion.near and probability[fid] >= fusion.floor)
-            )
-        ]
+        order = _likely(order, probability, fusion)
     # About how many notes match: those holding a word, plus clearly similar ones (a weak
     # cosine is not a match, even though it may fill the page); never more than passed.
     similar = sum(1 for m in vec_hits if m.score >= _SIMILAR and m.file_id not in kw_rank)
@@ -372,18 +375,31 @@ def hybrid_search(
     if calibrated and fusion.threshold > 0:
         total = len(order)
     described = _describe(conn, text, chosen, fused, kw_rank, vec_rank, graph)
+    hits = _with_evidence(described, probability, cosines, held)
+    return HybridResult(hits, total, sides, notice if mode != "keyword" else None, calibrated)
+
+
+def _with_evidence(
+    described: list[tuple[int, HybridHit]],
+    probability: dict[int, float],
+    cosines: dict[int, float],
+    held: dict[int, tuple[float, float]],
+) -> list[HybridHit]:
+    """The hits with their evidence; the list reads best first, so a note shows at most the
+    relevance of the one above it."""
     hits: list[HybridHit] = []
-    shown = 1.0  # the list reads best first: a note shows at most the relevance of the one above
+    shown = 1.0
     for fid, h in described:
         shown = min(shown, probability[fid])
+        words, in_title = held.get(fid, (0.0, 0.0))
         hits.append(replace(
             h,
             relevance=round(shown, 3),
             vector_score=cosines.get(fid, h.vector_score),
-            held=round(held.get(fid, (0.0, 0.0))[0], 3),
-            in_title=round(held.get(fid, (0.0, 0.0))[1], 3),
+            held=round(words, 3),
+            in_title=round(in_title, 3),
         ))  # fmt: skip
-    return HybridResult(hits, total, sides, notice if mode != "keyword" else None, calibrated)
+    return hits
 
 
 def _describe(
