@@ -58,6 +58,19 @@ def test_the_list_reads_best_first_and_holds_likely_notes(embedded: Embedded, qu
     assert result.total == len(result.hits) < 24
 
 
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [
+        ("database migration", "Projects/Database Migration.md"),  # its title, any case
+        ("raised beds", "Projects/Garden/Overview.md"),  # one of its aliases
+    ],
+)
+def test_a_query_that_names_a_note_puts_it_first(
+    embedded: Embedded, query: str, named: str
+) -> None:
+    assert search(embedded, query)[0] == named
+
+
 def test_relevance_means_the_same_for_every_query() -> None:
     # Monotonic in each piece of evidence, bounded, and the threshold sits between a weak and a
     # strong cosine whatever the words.

@@ -263,6 +263,25 @@ def _words_are_a_match(
             probability[fid] = max(probability[fid], threshold)
 
 
+def _named_first(conn: sqlite3.Connection, text: str, order: list[int]) -> list[int]:
+    """``order`` with the notes whose title or an alias is the query itself first: someone who
+    types a note's name means that note, as Obsidian's quick switcher takes it."""
+    name = " ".join(text.split())
+    if not order or not name or len(name) > 200:
+        return order
+    named = {
+        row[0]
+        for row in conn.execute(
+            "SELECT id FROM files WHERE title = ? COLLATE NOCASE AND is_note = 1"
+            " UNION SELECT file_id FROM aliases WHERE alias_lower = ?",
+            (name, name.lower()),
+        )
+    }
+    if not named.intersection(order):
+        return order
+    return [fid for fid in order if fid in named] + [fid for fid in order if fid not in named]
+
+
 def _likely(order: list[int], probability: dict[int, float], fusion: Fusion) -> list[int]:
     """The ranking as returned: nothing when the best note misses the threshold; else every
     note that reaches it, and those under it (down to the floor) only among the first few."""
@@ -339,6 +358,7 @@ def hybrid_search(
     order = sorted(fused, key=lambda fid: (-fused[fid], fid))
     if mode != "hybrid":
         order = [fid for fid in order if fid in kw_rank or fid in vec_rank]
+    order = _named_first(conn, text, order)
 
     # Calibrated relevance of every candidate; with vectors, the unlikely ones are dropped.
     # Words held: a common word is looked up only in the notes that can still be shown (the
