@@ -119,6 +119,7 @@ def test_key_rotate_writes_a_new_key_and_says_how_to_see_it_again(data_dir: Path
     assert first.exit_code == 0
     key = (data_dir / "server.key").read_text().strip()
     assert key in first.output and "vaultpilot key show" in first.output
+    assert "Browsers signed in to the agent view are signed out" in first.output
     assert (data_dir / "server.key").stat().st_mode & 0o777 == 0o600
     second = CliRunner().invoke(cli(), ["key", "rotate", "--data-dir", str(data_dir)])
     assert (data_dir / "server.key").read_text().strip() != key and key not in second.output

@@ -297,10 +297,12 @@ def register(app: typer.Typer) -> None:
     @key_app.command("rotate")
     @handle_errors
     def rotate(data_dir: DataDirOpt = None) -> None:
-        """Replace the API key; a running server accepts only the new one from now on."""
+        """Replace the API key; a running server accepts only the new one from now on, and
+        browsers signed in with the old one are signed out."""
         from vaultpilot.server.keyfile import key_path, rotate_key
 
         path: Path = key_path(data_root(data_dir))
         key = rotate_key(path)
         _say(f"New API key: {key}")
         _say(f"  key file: {path} (mode 0600; `vaultpilot key show` prints it again)")
+        _say("Browsers signed in to the agent view are signed out; `vaultpilot open` signs one in.")

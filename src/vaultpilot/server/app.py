@@ -21,7 +21,9 @@ Routes (every one behind ``SecurityMiddleware``: loopback Host, own Origin, the 
   served without a key (they hold no data; ``auth``). ``POST /login-link`` (key only) makes a
   one-time login link; ``GET /login?token=...`` spends it for a session cookie and redirects to
   ``/`` (a used, expired or unknown link gets a page saying to run ``vaultpilot open``); see
-  ``sessions``. ``GET /conversations?vaultId=`` lists a vault's stored conversations.
+  ``sessions``: sessions are kept in the data folder, so a restarted server still knows them.
+  ``POST /logout`` ends the session of the cookie it carries and makes the browser forget it.
+  ``GET /conversations?vaultId=`` lists a vault's stored conversations.
 
 The application owns no global state: everything lives in the ``ServerState`` made here. The
 vaults' indexes are synced at start-up and, unless ``background_embedding`` is off, each gets a
@@ -76,7 +78,12 @@ from vaultpilot.server.openapi import describe
 from vaultpilot.server.routes import add_history_routes
 from vaultpilot.server.rpc import dispatch, dispatch_text, execute
 from vaultpilot.server.runs import Runs
-from vaultpilot.server.sessions import Sessions, cookie_header
+from vaultpilot.server.sessions import (
+    Sessions,
+    clear_cookie_header,
+    cookie_header,
+    session_cookie,
+)
 from vaultpilot.server.settings import ServerSettings, is_loopback
 from vaultpilot.server.state import ServerState
 from vaultpilot.server.validation import explain
@@ -382,6 +389,13 @@ def _page_routes(app: FastAPI, state: ServerState) -> None:
         headers = {**_NO_STORE, "Set-Cookie": cookie_header(session)}
         return RedirectResponse("/", status_code=303, headers=headers)
 
+    @app.post("/logout", include_in_schema=False)
+    async def logout(request: Request) -> Response:
+        """End this browser's session (the cookie's) everywhere, and clear the cookie."""
+        ended = state.sessions.sign_out(session_cookie(request.headers.get("cookie")))
+        headers = {**_NO_STORE, "Set-Cookie": clear_cookie_header()}
+        return JSONResponse({"signedOut": ended}, headers=headers)
+
     for name, (body, media) in files.items():
         _static_route(app, name, body, media)
 
@@ -457,7 +471,8 @@ def create_app(
         config=agent_config,
         memory_path=memory_db_path(settings.data_root),
     )
-    state = ServerState(settings, keys, hub, vaults, runs, ApprovalBroker(hub), Sessions())
+    sessions = Sessions(path=settings.sessions_path, key=keys.current)
+    state = ServerState(settings, keys, hub, vaults, runs, ApprovalBroker(hub), sessions)
     # MCP over streamable HTTP at /mcp: the same vault sessions (locks, index, embedding), behind
     # the same key and Host/Origin checks, with the agent's approval rules.
     mcp_http = build_http_app(

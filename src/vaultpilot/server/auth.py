@@ -25,6 +25,13 @@ handshake passes it before any routing, including routes added later, unknown pa
    another page on the same host, even on another port, cannot use it), and a WebSocket
    handshake must carry its own-origin ``Origin``. A request whose cookie does not count is
    treated as carrying none. ``POST /login-link`` takes the key only.
+5. **A session cookie the server does not know** (expired, signed out, made under a rotated
+   key), on a request from the server's own pages with no key: an HTTP request is refused (401)
+   with a message saying the sign-in ended and where a new link comes from; a WebSocket
+   handshake is accepted and closed at once with ``CLOSE_SIGNED_OUT`` (4401, as a refused
+   ``Authenticate``) and that message as its reason, its response clearing the cookie, so the
+   page can say why it asks to sign in, and its next socket (carrying no cookie) may still
+   authenticate with a key.
 
 Without any key: the page's own files (``GET /``, ``/index.html``, ``/app.js``, ``/app.css``,
 which hold no data) and ``GET /login?token=...`` (whose token is the one-time link's, not the
@@ -39,7 +46,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
 from starlette.datastructures import Headers
@@ -47,10 +54,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from vaultpilot.server.envelope import ErrorCode, failure
 from vaultpilot.server.keyfile import KeyStore
-from vaultpilot.server.sessions import Sessions, session_cookie
+from vaultpilot.server.sessions import Sessions, clear_cookie_header, session_cookie
 from vaultpilot.server.settings import is_loopback
 
 __all__ = [
+    "CLOSE_SIGNED_OUT",
     "KEY_ONLY_PATHS",
     "KEY_SUBPROTOCOL_PREFIX",
     "LOGIN_PATH",
@@ -60,6 +68,7 @@ __all__ = [
     "SecurityMiddleware",
     "bearer_key",
     "host_name",
+    "signed_out_message",
     "ws_auth_state",
     "ws_subprotocol",
 ]
@@ -74,6 +83,17 @@ LOGIN_PATH = "/login"
 PUBLIC_PATHS = frozenset({"/", "/index.html", "/app.js", "/app.css", LOGIN_PATH})
 KEY_ONLY_PATHS = frozenset({"/login-link"})
 _COOKIE_SITES = frozenset({"same-origin", "none"})
+CLOSE_SIGNED_OUT = 4401  # the code ws.py closes a refused Authenticate with; the page knows it
+_NEW_LINK = "For a new link, run `vaultpilot open` or see the server's terminal."
+_Cookie = Literal["ok", "none", "expired", "unknown"]
+
+
+def signed_out_message(status: Literal["expired", "unknown"]) -> str:
+    """Why a browser's session cookie no longer signs it in, and where a new link comes from
+    (short enough for a WebSocket close reason: at most 123 bytes)."""
+    if status == "expired":
+        return f"Your sign-in expired. {_NEW_LINK}"
+    return f"This server no longer knows your sign-in. {_NEW_LINK}"
 
 
 def bearer_key(value: str | None) -> str | None:
@@ -168,21 +188,22 @@ class SecurityMiddleware:
                     None,
                 )
             if key is None:
-                state[_STATE_AUTH] = "ok" if self._cookie_ok(scope, headers) else "pending"
+                cookie = self._cookie(scope, headers)
+                if cookie in ("expired", "unknown"):
+                    await _close_signed_out(scope, receive, send, signed_out_message(cookie))
+                    return
+                state[_STATE_AUTH] = "ok" if cookie == "ok" else "pending"
                 await self.app(scope, receive, send)
                 return
-        elif key is None and self._cookie_ok(scope, headers):
-            state[_STATE_AUTH] = "ok"
-            await self.app(scope, receive, send)
-            return
+            cookie = "none"
+        else:
+            cookie = self._cookie(scope, headers) if key is None else "none"
+            if cookie == "ok":
+                state[_STATE_AUTH] = "ok"
+                await self.app(scope, receive, send)
+                return
         if not self.keys.check(key):
-            message = (
-                "Missing API key: send 'Authorization: Bearer <key>' (the key is in the server's "
-                "key file; `vaultpilot serve` prints where)."
-                if key is None
-                else "Wrong API key. Use the key in the server's key file (it changes with "
-                "`vaultpilot key rotate`)."
-            )
+            message = _refusal(key, cookie)
             await _deny(scope, receive, send, 401, "unauthorized", message)
             return
         state[_STATE_AUTH] = "ok"
@@ -210,19 +231,24 @@ class SecurityMiddleware:
             "Add a trusted origin to [server] allowed_origins in the config file."
         )
 
-    def _cookie_ok(self, scope: Scope, headers: Headers) -> bool:
-        """Whether the request carries a live session cookie that counts here (see module)."""
-        if self.sessions is None or scope.get("path") in KEY_ONLY_PATHS:
-            return False
-        if not self.sessions.check(session_cookie(headers.get("cookie"))):
-            return False
+    def _cookie(self, scope: Scope, headers: Headers) -> _Cookie:
+        """What the request's session cookie is worth here (see module): ``ok`` when it
+        signs the request in, ``expired`` or ``unknown`` when it is one of the server's own
+        pages' but names no live session, ``none`` when there is none or it does not count."""
+        session = session_cookie(headers.get("cookie"))
+        if self.sessions is None or session is None or scope.get("path") in KEY_ONLY_PATHS:
+            return "none"
         site = headers.get("sec-fetch-site")
         if site is not None and site.lower() not in _COOKIE_SITES:
-            return False
+            return "none"
         origin = headers.get("origin")
         if origin is None:
-            return bool(scope["type"] == "http")  # a browser's WebSocket always sends Origin
-        return _own_origin(origin, headers.get("host", ""))
+            if scope["type"] != "http":  # a browser's WebSocket always sends Origin
+                return "none"
+        elif not _own_origin(origin, headers.get("host", "")):
+            return "none"
+        status = self.sessions.status(session)
+        return "ok" if status == "active" else status
 
 
 def _own_origin(origin: str, host: str) -> bool:
@@ -233,6 +259,38 @@ def _own_origin(origin: str, host: str) -> bool:
         and parts.netloc == host.lower()
         and is_loopback(host_name(parts.netloc))
     )
+
+
+def _refusal(key: str | None, cookie: _Cookie) -> str:
+    """Why a request without a good key (nor a live session) is refused, and what to do."""
+    if cookie in ("expired", "unknown"):
+        return signed_out_message(cookie)
+    if key is None:
+        return (
+            "Missing API key: send 'Authorization: Bearer <key>' (the key is in the server's "
+            "key file; `vaultpilot serve` prints where)."
+        )
+    return (
+        "Wrong API key. Use the key in the server's key file (it changes with "
+        "`vaultpilot key rotate`)."
+    )
+
+
+async def _close_signed_out(scope: Scope, receive: Receive, send: Send, message: str) -> None:
+    """Accept a WebSocket handshake only to close it with ``CLOSE_SIGNED_OUT`` and ``message``,
+    clearing the session cookie (RFC 6455 has clients store the response's cookies)."""
+    message_in = await receive()  # websocket.connect
+    if message_in["type"] != "websocket.connect":
+        return
+    accept: dict[str, Any] = {
+        "type": "websocket.accept",
+        "headers": [(b"set-cookie", clear_cookie_header().encode("ascii"))],
+    }
+    protocol = scope.get("state", {}).get(_STATE_PROTOCOL)
+    if protocol is not None:
+        accept["subprotocol"] = protocol
+    await send(accept)
+    await send({"type": "websocket.close", "code": CLOSE_SIGNED_OUT, "reason": message})
 
 
 def _key_in_url(scope: Scope) -> bool:

@@ -11,6 +11,9 @@ Contract:
 * ``KeyStore.current()`` is the key in force: re-read only when the file's ``stat`` changes, so a
   rotation takes effect at once without a restart.
 * ``keys_match(given, expected)`` compares in constant time.
+* ``write_private(path, data)`` is how the server writes its private files (the key, the browser
+  sessions): mode 0600 from creation in a 0700 folder, atomically (temporary file, fsync,
+  rename), so a reader sees the old content or the new, never a part.
 
 Failures raise ``SetupError`` (an unreadable or empty key file, says how to fix it).
 """
@@ -36,6 +39,7 @@ __all__ = [
     "new_key",
     "read_key",
     "rotate_key",
+    "write_private",
 ]
 
 KEY_ENV = "VAULTPILOT_SERVER_KEY"  # how child agent processes receive the key
@@ -84,18 +88,22 @@ def read_key(path: Path) -> str:
     return key
 
 
-def _write_atomic(path: Path, key: str, *, exclusive: bool) -> None:
+def write_private(path: Path, data: bytes, *, exclusive: bool = False) -> None:
+    """Write ``data`` to ``path`` (0600, atomically; see the module). With ``exclusive``, an
+    existing file is kept and ``FileExistsError`` raised. Raises OSError on failure."""
     private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        os.write(fd, (key + "\n").encode("ascii"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         if exclusive:
-            os.link(tmp, path)  # fails if another process made a key meanwhile
+            os.link(tmp, path)  # fails if another process made the file meanwhile
         else:
             os.replace(tmp, path)
     finally:
@@ -110,7 +118,7 @@ def ensure_key(path: Path) -> tuple[str, bool]:
     key = new_key()
     with map_os_errors(path, "write the API key to", _SETUP):
         try:
-            _write_atomic(path, key, exclusive=True)
+            write_private(path, (key + "\n").encode("ascii"), exclusive=True)
         except FileExistsError:  # another process made one meanwhile: that one is the key
             return read_key(path), False
     return key, True
@@ -120,7 +128,7 @@ def rotate_key(path: Path) -> str:
     """Replace the key in ``path`` with a new one (created if there was none); returns it."""
     key = new_key()
     with map_os_errors(path, "write the API key to", _SETUP):
-        _write_atomic(path, key, exclusive=False)
+        write_private(path, (key + "\n").encode("ascii"))
     return key
 
 

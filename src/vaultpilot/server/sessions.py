@@ -4,30 +4,47 @@ Contract:
 
 * ``Sessions.issue_link()`` makes a login token (``secrets.token_urlsafe(32)``, 256 random bits)
   valid for ``link_ttl`` seconds (default ``LINK_TTL_S``) and for one use; the server keeps
-  only its SHA-256. The CLI
-  asks a running server for one over an authenticated call (``POST /login-link`` with the API
-  key: ``vaultpilot open``), or ``vaultpilot serve`` makes one at start-up for its banner.
+  only its SHA-256. The CLI asks a running server for one over an authenticated call
+  (``POST /login-link`` with the API key: ``vaultpilot open``), or ``vaultpilot serve`` makes one
+  at start-up for its banner. Links live in memory: a restart forgets the unused ones.
 * ``Sessions.redeem(token)`` spends a token: it returns a new session id when the token is
   known, unused and unexpired, else None (a second use, an expired or an unknown token are all
   refused, and told apart only in the message of ``refusal``). The session id is what the page
   holds, in an ``HttpOnly; SameSite=Strict; Path=/`` cookie named ``COOKIE``.
-* ``Sessions.check(session_id)`` says whether a cookie names a live session (sessions last
-  ``SESSION_TTL_S`` and end with the server; they are kept as hashes too).
+* ``Sessions.status(session_id)`` says whether a cookie names a live session (``active``), one
+  that ran out (``expired``: sessions last ``SESSION_TTL_S``), or none this server knows
+  (``unknown``: never made, signed out, or made under a key since rotated); ``check`` is
+  ``status == "active"``. ``sign_out(session_id)`` ends one session.
 
-Tokens and sessions live in memory only: a restarted server forgets them, and a person runs
-``vaultpilot open`` again. At most ``MAX_LINKS`` unused links and ``MAX_SESSIONS`` sessions are
-kept (the oldest go first), so nothing grows without bound. Lookups go through the hash, so
-comparing a guess never depends on how much of a real token it matches.
+Sessions survive a restart: with a ``path`` (``<data root>/sessions.json``, see
+``ServerSettings.sessions_path``), the store keeps there the SHA-256 of each session id (never
+the id) with its expiry in wall-clock seconds, and a fingerprint of the API key they were made
+under. The file is written 0600 in a 0700 folder, atomically (temporary file, fsync, rename), on
+every change; it is read again when another process (a second server on the same data folder)
+changed it. Rotating the API key (``vaultpilot key rotate``) signs every browser out: sessions of
+another key's fingerprint are dropped, in a running server at the next request. A file that
+cannot be read is reported in the log and treated as empty (browsers sign in again); one that
+cannot be written leaves the sessions working until the server stops.
+
+At most ``MAX_LINKS`` unused links and ``MAX_SESSIONS`` sessions are kept (the oldest go first),
+and sessions expired for longer than ``SESSION_TTL_S`` are forgotten, so nothing grows without
+bound. Lookups go through the hash, so comparing a guess never depends on how much of a real
+token it matches.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Literal
+
+from vaultpilot.server.keyfile import write_private
 
 __all__ = [
     "COOKIE",
@@ -36,34 +53,60 @@ __all__ = [
     "MAX_SESSIONS",
     "SESSION_TTL_S",
     "Refusal",
+    "SessionStatus",
     "Sessions",
+    "clear_cookie_header",
     "cookie_header",
+    "key_fingerprint",
     "session_cookie",
 ]
+
+log = logging.getLogger(__name__)
 
 COOKIE = "vaultpilot_session"
 LINK_TTL_S = 300.0
 SESSION_TTL_S = 7 * 24 * 3600.0
 MAX_LINKS = 64
 MAX_SESSIONS = 256
+_FORMAT = 1
 Refusal = Literal["used", "expired", "unknown"]
+SessionStatus = Literal["active", "expired", "unknown"]
+_Stamp = tuple[int, int, int]
 
 
 def _digest(secret: str) -> bytes:
     return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).digest()
 
 
+def key_fingerprint(key: str) -> str:
+    """What the sessions file records of the API key: 64 bits of a hash, enough to notice a
+    rotation, nothing a reader could use."""
+    return hashlib.sha256(b"vaultpilot sessions\0" + key.encode("utf-8")).hexdigest()[:16]
+
+
 class Sessions:
     """The login links and sessions of one server (see the module)."""
 
     def __init__(
-        self, *, clock: Callable[[], float] = time.monotonic, link_ttl: float = LINK_TTL_S
+        self,
+        *,
+        path: Path | None = None,
+        key: Callable[[], str] | None = None,
+        clock: Callable[[], float] = time.time,
+        link_ttl: float = LINK_TTL_S,
     ) -> None:
+        self._path = path  # None: in memory only
+        self._key = key  # the API key in force; None: sessions outlive any rotation
         self._clock = clock
         self.link_ttl = link_ttl  # seconds a new link stays valid
         self._links: OrderedDict[bytes, float] = OrderedDict()  # hash -> expiry
         self._spent: OrderedDict[bytes, float] = OrderedDict()  # used links, for the message
         self._sessions: OrderedDict[bytes, float] = OrderedDict()  # hash -> expiry
+        self._fingerprint = key_fingerprint(key()) if key is not None else ""
+        self._stamp: _Stamp | None = None
+        self._load()
+
+    # links
 
     def issue_link(self) -> tuple[str, float]:
         """A new one-time login token and the seconds it stays valid."""
@@ -86,9 +129,10 @@ class Sessions:
         if expiry < now:
             return None
         session = secrets.token_urlsafe(32)
+        self._refresh()
         self._sessions[_digest(session)] = now + SESSION_TTL_S
-        while len(self._sessions) > MAX_SESSIONS:
-            self._sessions.popitem(last=False)
+        self._prune(now)
+        self._save()
         return session
 
     def refusal(self, token: str) -> Refusal:
@@ -98,17 +142,120 @@ class Sessions:
             return "unknown"
         return "expired" if expiry < self._clock() else "used"
 
-    def check(self, session_id: str | None) -> bool:
+    # sessions
+
+    def status(self, session_id: str | None) -> SessionStatus:
+        """What ``session_id`` (a cookie's value) names: see the module."""
         if not session_id:
-            return False
+            return "unknown"
+        self._follow_key()
         key = _digest(session_id)
         expiry = self._sessions.get(key)
+        if expiry is None and self._refresh():
+            expiry = self._sessions.get(key)  # made by another server on the same data folder
         if expiry is None:
+            return "unknown"
+        return "active" if expiry >= self._clock() else "expired"
+
+    def check(self, session_id: str | None) -> bool:
+        return self.status(session_id) == "active"
+
+    def sign_out(self, session_id: str | None) -> bool:
+        """End the session ``session_id`` names; whether there was one to end."""
+        if not session_id:
             return False
-        if expiry < self._clock():
-            del self._sessions[key]
+        self._refresh()
+        if self._sessions.pop(_digest(session_id), None) is None:
             return False
+        self._save()
         return True
+
+    def __len__(self) -> int:
+        """The sessions kept (live or recently expired)."""
+        return len(self._sessions)
+
+    # the file
+
+    def _follow_key(self) -> None:
+        """A rotated API key signs every browser out (here and in the file)."""
+        if self._key is None:
+            return
+        current = key_fingerprint(self._key())
+        if current != self._fingerprint:
+            self._fingerprint = current
+            self._sessions.clear()
+            self._save()
+
+    def _prune(self, now: float) -> None:
+        for digest, expiry in list(self._sessions.items()):
+            if expiry + SESSION_TTL_S < now:
+                del self._sessions[digest]
+        while len(self._sessions) > MAX_SESSIONS:
+            self._sessions.popitem(last=False)
+
+    def _file_stamp(self) -> _Stamp | None:
+        if self._path is None:
+            return None
+        try:
+            st = self._path.stat()
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    def _refresh(self) -> bool:
+        """Read the file again if another process changed it; whether it did."""
+        if self._path is None or self._file_stamp() == self._stamp:
+            return False
+        self._load()
+        return True
+
+    def _load(self) -> None:
+        if self._path is None:
+            return
+        self._stamp = self._file_stamp()
+        if self._stamp is None:
+            self._sessions.clear()
+            return
+        try:
+            data = json.loads(self._path.read_bytes())
+            if not isinstance(data, dict) or data.get("format") != _FORMAT:
+                raise ValueError(f"not a sessions file of format {_FORMAT}")
+            entries = data["sessions"]
+            loaded = OrderedDict(
+                (bytes.fromhex(h), float(e))
+                for h, e in sorted(entries.items(), key=lambda item: float(item[1]))
+            )
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            log.warning(
+                "the browser sessions file %s cannot be read (%s): browsers sign in again",
+                self._path,
+                exc,
+            )
+            self._sessions.clear()
+            return
+        if self._key is not None and data.get("key") != self._fingerprint:
+            loaded.clear()  # made under a key since rotated: signed out
+        self._sessions = loaded
+
+    def _save(self) -> None:
+        if self._path is None:
+            return
+        payload = {
+            "format": _FORMAT,
+            "key": self._fingerprint,
+            "sessions": {h.hex(): e for h, e in self._sessions.items()},
+        }
+        try:
+            write_private(self._path, json.dumps(payload, indent=1).encode("ascii"))
+        except OSError as exc:
+            log.warning(
+                "could not write the browser sessions file %s (%s): sign-ins last until the "
+                "server stops",
+                self._path,
+                exc.strerror or exc,
+            )
+            return
+        self._stamp = self._file_stamp()
 
 
 def session_cookie(raw_cookie_header: str | None) -> str | None:
@@ -124,5 +271,11 @@ def session_cookie(raw_cookie_header: str | None) -> str | None:
 
 def cookie_header(session_id: str) -> str:
     """The ``Set-Cookie`` value for a new session: script cannot read it, no other site sends
-    it, and it lasts until the browser closes (the server forgets it sooner if it restarts)."""
+    it, and it lasts until the browser closes (the server forgets it sooner, see the module)."""
     return f"{COOKIE}={session_id}; HttpOnly; SameSite=Strict; Path=/"
+
+
+def clear_cookie_header() -> str:
+    """The ``Set-Cookie`` value that makes the browser forget its session cookie."""
+    return f"{COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"
+

@@ -198,6 +198,11 @@ class ServerSettings(_Strict):
 
         return key_path(self.data_root)
 
+    @property
+    def sessions_path(self) -> Path:
+        """Where signed-in browsers' sessions are kept (hashes only, mode 0600; ``sessions``)."""
+        return self.data_root / "sessions.json"
+
     def index_db(self, vault_id: str) -> Path:
         from vaultpilot.locations import vault_data_dir
 

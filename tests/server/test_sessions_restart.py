@@ -1,0 +1,238 @@
+"""Browser sessions outlive the server: a real uvicorn server is stopped and another started on
+the same data folder, and the same cookie still signs the browser in. The file keeps hashes
+only (0600); rotating the key or signing out ends sessions; a cookie the server no longer knows
+is told apart from no cookie at all, on HTTP and on the WebSocket, with where a new link comes
+from."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from websockets.exceptions import ConnectionClosed
+
+from vaultpilot.server.auth import CLOSE_SIGNED_OUT, signed_out_message
+from vaultpilot.server.keyfile import rotate_key
+from vaultpilot.server.sessions import COOKIE, SESSION_TTL_S, Sessions, key_fingerprint
+from vaultpilot.server.ws import CLOSE_UNAUTHORIZED
+
+from .conftest import Live, command, recv_json
+
+
+def _start(live: Callable[..., Live], vault: Path) -> Live:
+    return live(vaults={"vault": vault})
+
+
+def _stop(server: Live) -> None:
+    server.server.should_exit = True
+    server.thread.join(timeout=20)
+    assert not server.thread.is_alive(), "the server did not stop"
+
+
+def _session(server: Live) -> str:
+    with server.http() as c:
+        path = c.post("/login-link").json()["path"]
+    with httpx.Client(base_url=server.url, timeout=10, trust_env=False) as c:
+        reply = c.get(path)
+    assert reply.status_code == 303, reply.text
+    return str(reply.cookies[COOKIE])
+
+
+def _get(server: Live, path: str, session: str) -> httpx.Response:
+    headers = {"Cookie": f"{COOKIE}={session}"}
+    with httpx.Client(base_url=server.url, timeout=10, trust_env=False, headers=headers) as c:
+        return c.get(path)
+
+
+def _post(server: Live, path: str, session: str, body: Any = None) -> httpx.Response:
+    headers = {"Cookie": f"{COOKIE}={session}", "Origin": server.url}
+    with httpx.Client(base_url=server.url, timeout=10, trust_env=False, headers=headers) as c:
+        return c.post(path, json=body)
+
+
+def test_a_session_survives_a_restart_of_the_server(
+    live: Callable[..., Live], vault: Path, data_dir: Path
+) -> None:
+    first = _start(live, vault)
+    session = _session(first)
+    assert _get(first, "/vaults", session).status_code == 200
+    _stop(first)
+
+    second = _start(live, vault)  # a new process would do the same: nothing is shared in memory
+    assert second.app.state.vaultpilot.sessions is not first.app.state.vaultpilot.sessions
+    reply = _get(second, "/vaults", session)
+    assert reply.status_code == 200, reply.text
+    assert [v["vaultId"] for v in reply.json()] == ["vault"]
+    assert _post(second, "/rpc", session, command("GetVaultContext")).json()["success"] is True
+
+    async def hello() -> dict[str, Any]:
+        headers = {"Cookie": f"{COOKIE}={session}", "Origin": second.url}
+        async with second.ws(additional_headers=headers) as ws:
+            return await recv_json(ws)
+
+    assert asyncio.run(hello())["type"] == "hello"
+    assert _get(second, "/vaults", "forged-" + session).status_code == 401
+
+
+def test_the_file_keeps_only_hashes_privately(
+    live: Callable[..., Live], vault: Path, data_dir: Path
+) -> None:
+    server = _start(live, vault)
+    session = _session(server)
+    path = data_dir / "sessions.json"
+    assert path == server.app.state.vaultpilot.settings.sessions_path
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    text = path.read_text(encoding="utf-8")
+    assert session not in text
+    data = json.loads(text)
+    digest = hashlib.sha256(session.encode()).hexdigest()
+    assert list(data["sessions"]) == [digest]
+    assert data["key"] == key_fingerprint(server.key) and server.key not in text
+    assert not [p.name for p in data_dir.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_rotating_the_key_signs_every_browser_out(
+    live: Callable[..., Live], vault: Path, data_dir: Path
+) -> None:
+    server = _start(live, vault)
+    one, two = _session(server), _session(server)
+    assert _get(server, "/vaults", one).status_code == 200
+    rotate_key(server.app.state.vaultpilot.settings.key_path)
+    for session in (one, two):
+        reply = _get(server, "/vaults", session)
+        assert reply.status_code == 401
+        assert reply.json()["error"]["message"] == signed_out_message("unknown")
+    assert json.loads((data_dir / "sessions.json").read_text())["sessions"] == {}
+    _stop(server)
+    again = _start(live, vault)
+    assert _get(again, "/vaults", one).status_code == 401
+    assert _get(again, "/vaults", _session(again)).status_code == 200  # new key, new sign-in
+
+
+def test_signing_out_ends_the_session_and_clears_the_cookie(
+    live: Callable[..., Live], vault: Path
+) -> None:
+    server = _start(live, vault)
+    session, other = _session(server), _session(server)
+    reply = _post(server, "/logout", session)
+    assert reply.status_code == 200 and reply.json() == {"signedOut": True}
+    cleared = reply.headers["set-cookie"]
+    assert cleared.startswith(f"{COOKIE}=;") and "Max-Age=0" in cleared
+    assert _get(server, "/vaults", session).status_code == 401
+    assert _post(server, "/logout", session).status_code == 401  # already over
+    _stop(server)
+    again = _start(live, vault)
+    assert _get(again, "/vaults", session).status_code == 401
+    assert _get(again, "/vaults", other).status_code == 200  # only that browser signed out
+
+
+def test_an_unknown_cookie_says_so_and_where_a_new_link_comes_from(
+    live: Callable[..., Live], vault: Path
+) -> None:
+    server = _start(live, vault)
+    reply = _get(server, "/vaults", "a-session-this-server-never-made")
+    assert reply.status_code == 401
+    message = reply.json()["error"]["message"]
+    assert "no longer knows your sign-in" in message and "vaultpilot open" in message
+    assert "terminal" in message
+    with httpx.Client(base_url=server.url, timeout=10, trust_env=False) as c:
+        assert "Missing API key" in c.get("/vaults").json()["error"]["message"]  # no cookie
+
+
+def test_a_websocket_with_a_stale_cookie_is_closed_saying_why_and_may_then_use_a_key(
+    live: Callable[..., Live], vault: Path
+) -> None:
+    server = _start(live, vault)
+    stale = {"Cookie": f"{COOKIE}=gone", "Origin": server.url}
+
+    async def go() -> tuple[int | None, str, str, dict[str, Any]]:
+        async with server.ws(additional_headers=stale) as ws:
+            assert ws.response is not None
+            set_cookie = ws.response.headers.get("set-cookie", "")
+            try:
+                await asyncio.wait_for(ws.recv(), 5)
+                code, reason = None, ""
+            except ConnectionClosed as closed:
+                code = closed.rcvd.code if closed.rcvd else None
+                reason = closed.rcvd.reason if closed.rcvd else ""
+        # The page's next socket carries no cookie (cleared above) and authenticates with a key.
+        async with server.ws(additional_headers={"Origin": server.url}) as ws:
+            auth = command("Authenticate", {"key": server.key})
+            await ws.send(json.dumps(auth))
+            reply = await recv_json(ws)
+            assert reply["success"] is True, reply
+            hello = await recv_json(ws)
+        return code, reason, set_cookie, hello
+
+    code, reason, set_cookie, hello = asyncio.run(go())
+    assert code == CLOSE_SIGNED_OUT == CLOSE_UNAUTHORIZED
+    assert reason == signed_out_message("unknown")
+    assert set_cookie.startswith(f"{COOKIE}=;") and "Max-Age=0" in set_cookie
+    assert hello["type"] == "hello" and hello["vaults"] == ["vault"]
+
+
+def test_close_reasons_fit_a_websocket_close_frame() -> None:
+    for status in ("expired", "unknown"):
+        message = signed_out_message(status)  # type: ignore[arg-type]
+        assert len(message.encode("utf-8")) <= 123
+        assert "vaultpilot open" in message
+
+
+def test_an_expired_session_is_told_apart_after_a_restart(tmp_path: Path) -> None:
+    now = [1_000_000.0]
+    path = tmp_path / "data" / "sessions.json"
+    key = "k" * 43
+    store = Sessions(path=path, key=lambda: key, clock=lambda: now[0])
+    session = store.redeem(store.issue_link()[0])
+    assert session is not None and store.status(session) == "active"
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    now[0] += SESSION_TTL_S + 1
+    reopened = Sessions(path=path, key=lambda: key, clock=lambda: now[0])
+    assert reopened.status(session) == "expired"
+    assert signed_out_message("expired").startswith("Your sign-in expired.")
+    now[0] += SESSION_TTL_S  # long expired: forgotten at the next write
+    reopened.redeem(reopened.issue_link()[0])
+    assert reopened.status(session) == "unknown" and len(reopened) == 1
+
+
+def test_two_servers_on_one_data_folder_share_sessions(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.json"
+    one, two = Sessions(path=path), Sessions(path=path)
+    a = one.redeem(one.issue_link()[0])
+    b = two.redeem(two.issue_link()[0])  # reads one's file before writing: a is kept
+    assert a is not None and b is not None
+    assert one.check(b) and two.check(a)
+    assert Sessions(path=path).check(a) and Sessions(path=path).check(b)
+
+
+def test_an_unreadable_file_means_signing_in_again_not_a_failure(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "sessions.json"
+    path.write_text("{not json", encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        store = Sessions(path=path)
+    assert "cannot be read" in caplog.text and "sign in again" in caplog.text
+    assert store.status("anything") == "unknown"
+    session = store.redeem(store.issue_link()[0])
+    assert session is not None and Sessions(path=path).check(session)  # rewritten whole
+
+
+def test_an_unwritable_folder_keeps_sessions_until_the_server_stops(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    store = Sessions(path=blocker / "sessions.json")  # its folder cannot be made
+    with caplog.at_level(logging.WARNING):
+        session = store.redeem(store.issue_link()[0])
+    assert session is not None and store.check(session)
+    assert "could not write the browser sessions file" in caplog.text
