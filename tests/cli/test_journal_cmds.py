@@ -70,20 +70,155 @@ def test_history_show_undo(vault: Path) -> None:
 
 
 def test_undo_refuses_a_file_changed_since(vault: Path) -> None:
-    tool(vault, operation="append_note", target="Home.md", content="more")
+    tool(
+        vault,
+        operation="bulk_tag",
+        targets=["Home.md", "Projects/Plan.md"],
+        metadata={"tags": ["x"]},
+    )
     (vault / "Home.md").write_text("mine now\n", encoding="utf-8")
     code, _, err = vp(vault, "undo", "--last")
     assert code == 2
     assert "Home.md" in err and "--skip-changed" in err and "nothing was undone" in err
     assert (vault / "Home.md").read_text(encoding="utf-8") == "mine now\n"
+    code, out, err = vp(vault, "undo", "--last", "--skip-changed")
+    assert code == 0, err
+    assert "restored 1 file(s)" in out and "Left as they are (changed since): Home.md" in out
+    assert (vault / "Projects" / "Plan.md").read_text(encoding="utf-8") == "# Plan\n- [ ] ship\n"
+    assert (vault / "Home.md").read_text(encoding="utf-8") == "mine now\n"
+
+
+def test_nothing_left_to_undo_is_never_a_success(vault: Path) -> None:
+    tool(vault, operation="append_note", target="Home.md", content="more")
+    (vault / "Home.md").write_text("mine now\n", encoding="utf-8")
+    for extra in ([], ["--skip-changed"]):
+        code, out, err = vp(vault, "undo", "--last", *extra)
+        assert code == 2, (out, err)
+        assert "nothing left to undo" in err and "Home.md" in err
+        assert "--skip-changed" not in err and "restored" not in out
+    assert (vault / "Home.md").read_text(encoding="utf-8") == "mine now\n"
+    code, out, _ = vp(vault, "history")
+    assert code == 0 and "undo" not in out  # no empty undo was recorded
+
+
+def test_an_undone_set_is_marked_and_not_undone_twice(vault: Path) -> None:
+    home = (vault / "Home.md").read_bytes()
+    tool(vault, operation="append_note", target="Home.md", content="more")
+    set_id = json.loads(vp(vault, "history", "--json")[1])[0]["id"]
+    code, out, err = vp(vault, "undo", set_id)
+    assert code == 0, err
+    assert (vault / "Home.md").read_bytes() == home
+    (undo,) = [s for s in json.loads(vp(vault, "history", "--json")[1]) if s["undoOf"] == set_id]
+    for extra in ([], ["--skip-changed"]):
+        code, out, err = vp(vault, "undo", set_id, *extra)
+        assert code == 2, (out, err)
+        assert f"Change set {set_id} was already undone by {undo['id']} at {undo['when']}" in err
+        assert "nothing to do" in err and "--skip-changed" not in err and "restored" not in out
+    assert (vault / "Home.md").read_bytes() == home
+    sets = {s["id"]: s for s in json.loads(vp(vault, "history", "--json")[1])}
+    assert sets[set_id]["undoneBy"] == undo["id"] and sets[undo["id"]]["undoneBy"] is None
+    code, text, _ = vp(vault, "history")
+    line = next(x for x in text.splitlines() if x.startswith(set_id))
+    assert line.endswith(f"[undone by {undo['id']}]")
+    # Undoing the undo brings the change back: the set stands again and can be undone again.
+    code, _, err = vp(vault, "undo", undo["id"])
+    assert code == 0, err
+    assert (vault / "Home.md").read_bytes() != home
+    sets = {s["id"]: s for s in json.loads(vp(vault, "history", "--json")[1])}
+    assert sets[set_id]["undoneBy"] is None and sets[undo["id"]]["undoneBy"] is not None
+    code, _, err = vp(vault, "undo", set_id)
+    assert code == 0, err
+    assert (vault / "Home.md").read_bytes() == home
+
+
+def _tree(root: Path) -> list[str]:
+    """Every file and folder of the vault outside .trash/ (where undone creations go)."""
+    return sorted(
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if p.relative_to(root).parts[0] != ".trash"
+    )
+
+
+def test_undo_removes_the_folders_its_change_set_created(vault: Path) -> None:
+    (vault / "Empty").mkdir()
+    before = _tree(vault)
+    tool(vault, operation="move_note", target="Projects/Plan.md", destination="Archive/Old/Plan.md")
+    tool(vault, operation="create_note", target="Empty/Deep/New.md", content="new")
+    assert (vault / "Archive" / "Old" / "Plan.md").is_file()
+    code, out, err = vp(vault, "undo", "--last")
+    assert code == 0, err
+    assert "restored 1 file(s) and removed 1 empty folder(s)" in out
+    assert (vault / "Empty").is_dir() and not (vault / "Empty" / "Deep").exists()  # existed before
+    sets = json.loads(vp(vault, "history", "--json")[1])
+    move = next(s for s in sets if s["summary"] == "move_note")
+    code, out, err = vp(vault, "undo", move["id"])
+    assert code == 0, err
+    assert "removed 2 empty folder(s)" in out
+    assert _tree(vault) == before
+    # Undoing that undo makes the folders again, with the note in them.
+    undo = next(
+        s for s in json.loads(vp(vault, "history", "--json")[1]) if s["undoOf"] == move["id"]
+    )
+    code, _, err = vp(vault, "undo", undo["id"])
+    assert code == 0, err
+    assert (vault / "Archive" / "Old" / "Plan.md").is_file()
+
+
+def test_undo_keeps_a_created_folder_that_holds_something_else(vault: Path) -> None:
+    tool(vault, operation="move_note", target="Projects/Plan.md", destination="Archive/Plan.md")
+    (vault / "Archive" / "Mine.md").write_text("mine\n", encoding="utf-8")
+    code, out, err = vp(vault, "undo", "--last")
+    assert code == 0, err
+    assert "restored 2 file(s) as change set" in out and "folder" not in out  # Plan, Home
+    assert (vault / "Archive" / "Mine.md").read_text(encoding="utf-8") == "mine\n"
+    assert (vault / "Projects" / "Plan.md").is_file()
 
 
 def test_bad_ids_and_arguments(vault: Path) -> None:
     code, _, err = vp(vault, "undo", "nope")
     assert code == 2 and "No change set 'nope'" in err and "Traceback" not in err
     code, _, err = vp(vault, "show", "nope")
-    assert code == 2 and "vaultpilot history" in err
+    assert code == 2 and "nothing has been recorded" in err and "vaultpilot history" in err
     code, _, err = vp(vault, "undo")
-    assert code == 2 and "--last" in err
+    assert code == 2 and "Say which change set to undo" in err and "--last" in err
+    assert "not both" not in err
+    code, _, err = vp(vault, "undo", "abc", "--last")
+    assert code == 2 and "not both" in err
     code, out, _ = vp(vault, "history")
     assert code == 0 and "No changes recorded" in out
+
+
+def test_undo_in_a_folder_without_data_creates_no_data_folder(vault: Path, tmp_path: Path) -> None:
+    data = vault.parent / "data"
+    other = tmp_path / "not-a-vault"
+    other.mkdir()
+    (other / "a.txt").write_text("x", encoding="utf-8")
+    code, _, err = vp(other, "undo", "abc123")  # no memory.db yet at all
+    assert code == 2 and "No change set 'abc123'" in err
+    assert not data.exists()
+    tool(vault, operation="append_note", target="Home.md", content="more")  # now there is one
+    vaults = sorted(p.name for p in (data / "vaults").iterdir())
+    for args in (["undo", "abc123"], ["undo", "--last"], ["history"]):
+        code, out, err = vp(other, *args)
+        assert code in (0, 2) and "Traceback" not in err, (out, err)
+    assert sorted(p.name for p in (data / "vaults").iterdir()) == vaults
+
+
+def test_a_folder_without_obsidian_is_named_once_when_first_indexed(tmp_path: Path) -> None:
+    folder = tmp_path / "plain"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.md").write_text("# A\n", encoding="utf-8")
+    (folder / "sub" / "b.md").write_text("# B\n", encoding="utf-8")
+    (folder / ".git").mkdir()
+    (folder / ".git" / "HEAD").write_text("ref\n", encoding="utf-8")
+    code, _, err = vp(folder, "search", "A")
+    assert code == 0, err
+    assert f"note: {folder} has no .obsidian/ folder: using it as a vault (2 files)" in err
+    code, _, err = vp(folder, "search", "B")
+    assert code == 0 and "no .obsidian/" not in err  # indexed now: said once
+    vault = tmp_path / "vault2"
+    (vault / ".obsidian").mkdir(parents=True)
+    (vault / "a.md").write_text("# A\n", encoding="utf-8")
+    code, _, err = vp(vault, "search", "A")
+    assert code == 0 and "no .obsidian/" not in err

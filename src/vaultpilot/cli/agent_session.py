@@ -44,6 +44,7 @@ from vaultpilot.cli.common import Workspace, open_workspace
 from vaultpilot.index.background import BackgroundEmbedder
 from vaultpilot.locations import data_root, memory_db_path
 from vaultpilot.memory.db import connect as connect_memory
+from vaultpilot.memory.journal import new_run_id
 from vaultpilot.tools import ToolContext, open_context
 from vaultpilot.tools.semantic import Semantic
 from vaultpilot.tools.session import live_session
@@ -222,6 +223,7 @@ async def run_once(
             message,
             controls=controls,
             versions=versions,
+            run_id=new_run_id(),  # the run's change set: one id shape with the server's runs
         ):
             if event.kind == "approval_required":
                 await decide(event)

@@ -152,20 +152,39 @@ def _history(session: Session, out: Console) -> None:
 
 
 def _undo(session: Session, state: ChatState, out: Console) -> None:
+    """Undo the newest of this chat's runs that still stands (``memory.undo``'s rules)."""
     from vaultpilot.tools.manage import undo_change_set
 
-    if not state.change_sets:
+    journal = session.ctx.journal
+    if not state.change_sets or journal is None:
         out.print(Text("Nothing to undo: the agent has changed no notes in this chat.", "dim"))
         return
-    set_id = state.change_sets[-1]
+    vault = str(session.vault)
+    standing = None
     try:
-        undone, _new, report = undo_change_set(session.ctx, set_id)
+        standing = next(
+            (s for s in reversed(state.change_sets) if journal.get(vault, s).undone_by is None),
+            None,
+        )
+        # Every run already undone: undoing the last one is refused with who undid it and when.
+        undone, _new, report = undo_change_set(session.ctx, standing or state.change_sets[-1])
     except VaultpilotError as err:
-        out.print(Text(f"Could not undo: {err.message}", "yellow"), soft_wrap=True)
+        if standing is None:
+            runs = "run's changes were" if len(state.change_sets) == 1 else "runs' changes were"
+            out.print(
+                Text(f"Nothing to undo: this chat's {runs} already undone. {err.message}", "dim"),
+                soft_wrap=True,
+            )
+        else:
+            out.print(Text(f"Could not undo: {err.message}", "yellow"), soft_wrap=True)
         return
-    state.change_sets.pop()
-    files = ", ".join(report.restored) or "nothing"
-    out.print(Text(f"Undid change set {undone[:12]}: restored {files}.", "green"), soft_wrap=True)
+    restored = [p for p in report.restored if p not in report.removed]
+    files = ", ".join(restored) or "nothing"
+    removed = ", ".join(report.removed)
+    folders = f" and removed the empty folder(s) {removed}" if removed else ""
+    out.print(
+        Text(f"Undid change set {undone}: restored {files}{folders}.", "green"), soft_wrap=True
+    )
 
 
 def slash(command: str, session: Session, state: ChatState, out: Console) -> bool:

@@ -1,5 +1,10 @@
 """What every CLI command shares: the vault and data-dir options, opening the index, and
-turning vaultpilot errors into one clear line and an exit code (never a traceback)."""
+turning vaultpilot errors into one clear line and an exit code (never a traceback).
+
+A folder named with ``--vault`` is used even without ``.obsidian/``; the first time such a
+folder is about to be indexed (no index.db yet), ``open_workspace`` says so in one line on
+stderr with its file count, so a slip (``--vault /tmp``) is seen before it costs anything.
+"""
 
 from __future__ import annotations
 
@@ -30,6 +35,7 @@ __all__ = [
     "VaultOpt",
     "Workspace",
     "console",
+    "count_files",
     "discover_vault",
     "err_console",
     "exit_code_for",
@@ -114,10 +120,36 @@ def discover_vault(flag: str | None, *, cwd: Path | None = None) -> Path:
     )
 
 
-def open_workspace(vault: str | None, data_dir: str | None) -> Workspace:
+def open_workspace(vault: str | None, data_dir: str | None, *, indexes: bool = True) -> Workspace:
+    """The vault and its data folder; ``indexes=False`` for a command that only reads the
+    journal or the conversations (it never indexes, so it gives no first-index note)."""
     root = discover_vault(vault)
     folder = vault_data_dir(root, data_root(data_dir))
-    return Workspace(root, folder, folder / "index.db")
+    ws = Workspace(root, folder, folder / "index.db")
+    if indexes and not (root / ".obsidian").is_dir() and not ws.db_path.exists():
+        count = count_files(root)
+        shown = f"{count:,}+" if count >= _COUNT_MAX else f"{count:,}"
+        err_console.print(
+            f"note: {root} has no .obsidian/ folder: using it as a vault ({shown} files)",
+            soft_wrap=True,
+            markup=False,
+            style="yellow",
+        )
+    return ws
+
+
+_COUNT_MAX = 100_000
+
+
+def count_files(root: Path, *, cap: int = _COUNT_MAX) -> int:
+    """Files under ``root`` outside dot-folders (the ones an index reads), up to ``cap``."""
+    count = 0
+    for _folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        count += sum(1 for n in names if not n.startswith("."))
+        if count >= cap:
+            return cap
+    return count
 
 
 @contextmanager

@@ -5,8 +5,10 @@
     vaultpilot undo ID | --last [--skip-changed]
 
 Undo restores every file of the change set to its state before it, as a new change set (so it
-can be undone too). A file changed since the set makes undo stop before writing anything and
-name the files; ``--skip-changed`` undoes the others. Ids may be shortened to a unique prefix.
+can be undone too), and removes the folders the set created once they are empty. The rules
+(already undone, files changed since, ``--skip-changed``) are ``memory.undo``'s, shared with the
+server and chat. ``history`` marks each undone set with the undo that undid it. Ids may be
+shortened to a unique prefix. A vault with no journal yet gets nothing created by these commands.
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ from vaultpilot.cli.common import (
     handle_errors,
     open_workspace,
 )
-from vaultpilot.errors import InvalidArgumentError, UnreadableNoteError
+from vaultpilot.errors import InvalidArgumentError, NotFoundError, UnreadableNoteError
 from vaultpilot.locations import data_root, memory_db_path
 from vaultpilot.memory.journal import Journal, StoredChange
+from vaultpilot.memory.undo import UndoReport
 
 __all__ = ["register"]
 
@@ -60,11 +63,45 @@ def _diff(journal: Journal, c: StoredChange) -> str:
     return unified(old_path, new_path, old, new).diff
 
 
+def _existing(journal: Journal | None, set_id: str | None) -> Journal:
+    if journal is None:
+        raise NotFoundError(
+            (f"No change set '{set_id}': " if set_id else "")
+            + "nothing has been recorded for any vault with this data folder yet, so there is "
+            "nothing to undo or show (`vaultpilot history` lists what has been)."
+        )
+    return journal
+
+
+def _check_undo_args(set_id: str | None, last: bool) -> None:
+    if set_id is None and not last:
+        raise InvalidArgumentError(
+            "Say which change set to undo: its id (see `vaultpilot history`), or --last for "
+            "the latest one."
+        )
+    if set_id is not None and last:
+        raise InvalidArgumentError(f"Give either a change-set id ({set_id}) or --last, not both.")
+
+
+def _undone_line(undone: str, new: str | None, report: UndoReport) -> str:
+    restored = [p for p in report.restored if p not in report.removed]
+    folders = (
+        f" and removed {len(report.removed)} empty folder(s) it had created"
+        if report.removed
+        else ""
+    )
+    return f"Undid change set {undone}: restored {len(restored)} file(s){folders}" + (
+        f" as change set {new}." if new else "."
+    )
+
+
 def register(app: typer.Typer) -> None:
     """Add ``history``, ``show`` and ``undo`` to ``app``."""
 
-    def journal_for(data_dir: str | None) -> Journal:
-        return Journal(memory_db_path(data_root(data_dir)))
+    def journal_for(data_dir: str | None) -> Journal | None:
+        """The change journal, or None when there is no memory.db yet (nothing recorded)."""
+        path = memory_db_path(data_root(data_dir))
+        return Journal(path) if path.is_file() else None
 
     @app.command("history")
     @handle_errors
@@ -75,14 +112,16 @@ def register(app: typer.Typer) -> None:
         data_dir: DataDirOpt = None,
     ) -> None:
         """List the vault's change sets, newest first."""
-        ws = open_workspace(vault, data_dir)
+        ws = open_workspace(vault, data_dir, indexes=False)
         journal = journal_for(data_dir)
         try:
-            sets = journal.change_sets(str(ws.vault), limit=limit)
+            sets = journal.change_sets(str(ws.vault), limit=limit) if journal else []
         finally:
-            journal.close()
+            if journal:
+                journal.close()
         if as_json:
-            typer.echo(json.dumps([s.as_json() for s in sets], ensure_ascii=False, indent=2))
+            rows = [{**s.as_json(), "undoneBy": s.undone_by} for s in sets]
+            typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
             return
         if not sets:
             console.print("No changes recorded for this vault yet.")
@@ -90,8 +129,9 @@ def register(app: typer.Typer) -> None:
         for s in sets:
             paths = s.paths()
             shown = ", ".join(paths[:3]) + (f" (+{len(paths) - 3})" if len(paths) > 3 else "")
+            undone = f"  [undone by {s.undone_by}]" if s.undone_by else ""
             console.print(
-                f"{s.id}  {_when(s.created_at)}  {s.source:<6}  {s.summary}  {shown}",
+                f"{s.id}  {_when(s.created_at)}  {s.source:<6}  {s.summary}  {shown}{undone}",
                 soft_wrap=True,
                 markup=False,
             )
@@ -104,14 +144,15 @@ def register(app: typer.Typer) -> None:
         data_dir: DataDirOpt = None,
     ) -> None:
         """Print the unified diffs of one change set."""
-        ws = open_workspace(vault, data_dir)
-        journal = journal_for(data_dir)
+        ws = open_workspace(vault, data_dir, indexes=False)
+        journal = _existing(journal_for(data_dir), set_id)
         try:
             cs = journal.get(str(ws.vault), set_id)
             diffs = [_diff(journal, c) for c in cs.changes]
         finally:
             journal.close()
-        typer.echo(f"change set {cs.id}  {_when(cs.created_at)}  {cs.source}  {cs.summary}")
+        undone = f"  (undone by {cs.undone_by})" if cs.undone_by else ""
+        typer.echo(f"change set {cs.id}  {_when(cs.created_at)}  {cs.source}  {cs.summary}{undone}")
         for d in diffs:
             typer.echo(d, nl=not d.endswith("\n"))
 
@@ -131,24 +172,21 @@ def register(app: typer.Typer) -> None:
         from vaultpilot.tools import open_context
         from vaultpilot.tools.manage import undo_change_set
 
-        if (set_id is None) == (not last):
-            raise InvalidArgumentError(
-                "Give a change-set id (see `vaultpilot history`) or --last, not both."
-            )
-        ws = open_workspace(vault, data_dir)
-        journal = journal_for(data_dir)
-        ctx = open_context(ws.vault, ws.db_path, journal=journal)
+        _check_undo_args(set_id, last)
+        ws = open_workspace(vault, data_dir, indexes=False)
+        journal = _existing(journal_for(data_dir), set_id)
         try:
-            undone, new, report = undo_change_set(ctx, set_id, skip_changed=skip_changed)
+            # Look the set up before the index is opened: an unknown id (or a folder that was
+            # never a vault) creates no data folder.
+            journal.get(str(ws.vault), set_id or journal.last_id(str(ws.vault)))
+            ctx = open_context(ws.vault, ws.db_path, journal=journal)
+            try:
+                undone, new, report = undo_change_set(ctx, set_id, skip_changed=skip_changed)
+            finally:
+                ctx.conn.close()
         finally:
-            ctx.conn.close()
             journal.close()
-        console.print(
-            f"Undid change set {undone}: restored {len(report.restored)} file(s)"
-            + (f" as change set {new}." if new else "."),
-            soft_wrap=True,
-            markup=False,
-        )
+        console.print(_undone_line(undone, new, report), soft_wrap=True, markup=False)
         if report.skipped:
             console.print(
                 f"Left as they are (changed since): {', '.join(report.skipped)}",

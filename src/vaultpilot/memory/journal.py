@@ -15,6 +15,14 @@ Contract:
   when the call failed half-way (a bulk operation's changed notes are changes all the same).
   With no journal, or outside ``recording``, ``note()`` does nothing and ``active()`` is false,
   so callers skip reading the bytes.
+* A change set is *undone* by the newest change set whose ``undo_of`` names it and that is not
+  itself undone (undoing an undo brings the changes back, so the set stands again):
+  ``Journal.undone_by`` and ``ChangeSet.undone_by`` say which; ``undo`` refuses a set already
+  undone.
+* ``missing_folders(root, path)`` names the folders a write to ``path`` would create; the tools
+  report each as a ``mkdir`` change after the write, so undo can remove them again.
+* Agent runs are named ``run-`` and 12 hex digits (``new_run_id``), the other change sets
+  12 hex digits.
 * ``Journal`` opens its connection on first use (a context that never writes never touches
   memory.db); the owner calls ``close()``. Database failures raise ``StorageError``.
 """
@@ -22,6 +30,7 @@ Contract:
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 import threading
 import time
@@ -44,6 +53,8 @@ __all__ = [
     "Journal",
     "active",
     "blob_hash",
+    "missing_folders",
+    "new_run_id",
     "note",
     "recording",
 ]
@@ -54,6 +65,23 @@ Source = Literal["cli", "server", "mcp", "agent"]
 
 def blob_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def new_run_id() -> str:
+    """The id of a new agent run, which is also its change set's id."""
+    return f"run-{uuid.uuid4().hex[:12]}"
+
+
+def missing_folders(root: Path, path: str) -> list[str]:
+    """The folders above ``path`` (vault-relative) that do not exist yet, outermost first."""
+    parts = path.strip("/").split("/")[:-1]
+    out: list[str] = []
+    for i in range(len(parts), 0, -1):
+        folder = "/".join(parts[:i])
+        if os.path.lexists(root / folder):
+            break
+        out.append(folder)
+    return out[::-1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +120,11 @@ class ChangeSet:
     undo_of: str | None
     created_at: float
     changes: tuple[StoredChange, ...] = field(default=())
+    undone_by: str | None = None  # the change set that undid this one and still stands
+
+    @property
+    def when(self) -> str:
+        return datetime.fromtimestamp(self.created_at).astimezone().isoformat(timespec="seconds")
 
     def paths(self) -> list[str]:
         out = [c.path_after or c.path_before or "" for c in self.changes]
@@ -99,10 +132,9 @@ class ChangeSet:
 
     def as_json(self) -> dict[str, Any]:
         """The change set as ``vaultpilot history --json`` and the server's history show it."""
-        when = datetime.fromtimestamp(self.created_at).astimezone().isoformat(timespec="seconds")
         return {
             "id": self.id,
-            "when": when,
+            "when": self.when,
             "source": self.source,
             "runId": self.run_id,
             "summary": self.summary,
@@ -251,19 +283,44 @@ class Journal:
             )
         return sets[0].id
 
+    def _undone(self, conn: sqlite3.Connection, vault: str) -> dict[str, str]:
+        """Each undone change set of ``vault`` -> the undo that stands for it (module contract).
+
+        An undo is always newer than the set it undoes, so walking the undos newest first
+        settles whether each one is itself undone before it is looked at as an undo.
+        """
+        rows = conn.execute(
+            "SELECT id, undo_of FROM change_sets WHERE vault = ? AND undo_of IS NOT NULL"
+            " ORDER BY created_at DESC, rowid DESC",
+            (vault,),
+        ).fetchall()
+        undone: dict[str, str] = {}
+        for set_id, target in rows:  # newest first
+            if str(set_id) not in undone and str(target) not in undone:
+                undone[str(target)] = str(set_id)
+        return undone
+
+    def undone_by(self, vault: str, set_id: str) -> ChangeSet | None:
+        """The change set that undid ``set_id`` and still stands, or None."""
+        undoer = self.get(vault, set_id).undone_by
+        return self.get(vault, undoer) if undoer else None
+
     def get(self, vault: str, set_id: str) -> ChangeSet:
         """One change set of ``vault``; NotFoundError for an unknown id (a unique prefix works)."""
         with self._guard:
             try:
                 conn = self._db()
-                rows = conn.execute(
+                head = (
                     "SELECT id, vault, source, run_id, summary, undo_of, created_at"
-                    " FROM change_sets WHERE vault = ? AND id LIKE ? ESCAPE '\\' LIMIT 2",
-                    (
-                        vault,
-                        set_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%",
-                    ),
-                ).fetchall()
+                    " FROM change_sets WHERE vault = ? AND "
+                )
+                rows = conn.execute(head + "id = ?", (vault, set_id)).fetchall()
+                if not rows:
+                    escaped = set_id.replace("\\", "\\\\").replace("%", "\\%")
+                    rows = conn.execute(
+                        head + "id LIKE ? ESCAPE '\\' LIMIT 2",
+                        (vault, escaped.replace("_", "\\_") + "%"),
+                    ).fetchall()
                 if len(rows) != 1:
                     raise NotFoundError(
                         f"No change set '{set_id}' in this vault's journal"
@@ -276,6 +333,7 @@ class Journal:
                     " hash_after, created_at FROM file_changes WHERE set_id = ? ORDER BY seq",
                     (row[0],),
                 ).fetchall()
+                undone = self._undone(conn, vault)
             except sqlite3.Error as exc:
                 raise self._fail("read", exc) from None
         set_id_, vault_, source, run_id, summary, undo_of, created = row
@@ -288,6 +346,7 @@ class Journal:
             undo_of,
             float(created),
             changes=tuple(StoredChange(*c) for c in changes),
+            undone_by=undone.get(str(set_id_)),
         )
 
     def blob(self, digest: str, path: str) -> bytes:

@@ -3,17 +3,26 @@
 Contract (the caller holds the vault's write lock and opens a journal ``recording``, so the
 undo is itself a change set that can be undone):
 
-* ``undo(root, journal, change_set, skip_changed=...)`` first checks the whole vault against the
-  state the change set left (each changed note's bytes by hash, moved and deleted items where
-  they went) and loads every stored "before" blob. A path that differs is *changed since*: the
-  undo raises StaleVersionError naming those files and writes nothing, unless ``skip_changed``,
-  which leaves every file change touching such a path alone and undoes the rest. A missing blob
-  raises StorageError before anything is written.
+* ``undo(root, journal, change_set, skip_changed=...)`` refuses a set that is already undone
+  (``Journal.undone_by``: an undo that is not itself undone) with InvalidArgumentError naming
+  the undo and when it was made; undoing that undo is how to bring the changes back. Every
+  entry point (CLI, chat, server, MCP) goes through here, so they all say the same.
+* It first checks the whole vault against the state the change set left (each changed note's
+  bytes by hash, moved and deleted items where they went, created folders still folders) and
+  loads every stored "before" blob. A path that differs is *changed since*: the undo raises
+  StaleVersionError naming those files and writes nothing, unless ``skip_changed``, which leaves
+  every file change touching such a path alone and undoes the rest. When no change is left to
+  undo, it raises StaleVersionError saying so (with or without ``skip_changed``), never a
+  success that restored nothing. A missing blob raises StorageError before anything is written.
 * Then it walks the changes backwards: rewritten notes get their old bytes back through
   ``files.replace_note`` (compare-before-rename: a note saved meanwhile is refused, not
-  overwritten), created notes and folders go to ``.trash/``, moved items move back, deleted ones
-  come back out of ``.trash/`` or out of the system trash (``vault.trash``: the journal then
-  holds the item's absolute path there). Each step is reported to the journal (``journal.note``).
+  overwritten), created notes go to ``.trash/``, moved items move back, deleted ones come back
+  out of ``.trash/`` or out of the system trash (``vault.trash``: the journal then holds the
+  item's absolute path there). Folders the set created (``mkdir``: by create_folder, or as the
+  parents of a created or moved item) are removed last, deepest first, and only when empty: a
+  folder that holds anything stays, and a folder that existed before was never recorded. Each
+  step is reported to the journal (``journal.note``): a removed folder as a ``delete`` with no
+  place in the trash, which an undo of the undo creates again.
 """
 
 from __future__ import annotations
@@ -22,8 +31,21 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vaultpilot.errors import AlreadyExistsError, PathRefusedError, StaleVersionError
-from vaultpilot.memory.journal import ChangeSet, FileChange, Journal, StoredChange, blob_hash, note
+from vaultpilot.errors import (
+    AlreadyExistsError,
+    InvalidArgumentError,
+    PathRefusedError,
+    StaleVersionError,
+)
+from vaultpilot.memory.journal import (
+    ChangeSet,
+    FileChange,
+    Journal,
+    StoredChange,
+    blob_hash,
+    missing_folders,
+    note,
+)
 from vaultpilot.vault import files, trash
 
 __all__ = ["UndoReport", "undo"]
@@ -35,8 +57,9 @@ _DIR = "dir"
 
 @dataclass(slots=True)
 class UndoReport:
-    restored: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
+    restored: list[str] = field(default_factory=list)  # every path put back, folders included
+    skipped: list[str] = field(default_factory=list)  # changed since: left as they are
+    removed: list[str] = field(default_factory=list)  # the empty folders the set had created
 
 
 def _expected(changes: tuple[StoredChange, ...]) -> dict[str, str]:
@@ -47,6 +70,8 @@ def _expected(changes: tuple[StoredChange, ...]) -> dict[str, str]:
             state[c.path_after] = c.hash_after or _EXISTS
         elif c.kind == "mkdir" and c.path_after:
             state[c.path_after] = _DIR
+        elif c.kind == "delete" and c.path_before and not c.path_after:
+            state[c.path_before] = _ABSENT  # a folder removed outright (by an undo)
         elif c.kind in ("move", "delete") and c.path_before and c.path_after:
             carried = state.pop(c.path_before, _EXISTS)
             state[c.path_before] = _ABSENT
@@ -61,7 +86,7 @@ def _differs(root: Path, path: str, want: str) -> bool:
     if want == _ABSENT:
         return os.path.lexists(where)
     if want == _DIR:
-        return not where.is_dir() or any(where.iterdir())
+        return where.is_symlink() or not where.is_dir()
     if want == _EXISTS:
         return not os.path.lexists(where)
     try:
@@ -91,31 +116,89 @@ def _restore_from_trash(root: Path, trashed: str, dest: str) -> None:
         src.unlink()
 
 
+def _already_undone(journal: Journal, change_set: ChangeSet) -> InvalidArgumentError | None:
+    undoer = change_set.undone_by and journal.get(change_set.vault, change_set.undone_by)
+    if not undoer:
+        return None
+    return InvalidArgumentError(
+        f"Change set {change_set.id} was already undone by {undoer.id} at {undoer.when}; "
+        f"nothing to do. To bring its changes back, undo {undoer.id}."
+    )
+
+
+def _nothing_left(change_set: ChangeSet, changed: list[str]) -> StaleVersionError:
+    return StaleVersionError(
+        f"Every change of change set {change_set.id} touches a file changed since "
+        f"({_listed(changed)}), so there is nothing left to undo; nothing was written."
+    )
+
+
+def _listed(paths: list[str]) -> str:
+    return ", ".join(paths[:10]) + (" …" if len(paths) > 10 else "")
+
+
 def undo(root: Path, journal: Journal, change_set: ChangeSet, *, skip_changed: bool) -> UndoReport:
     """Restore every file of ``change_set`` to its before state (see the module contract)."""
+    refused = _already_undone(journal, change_set)
+    if refused is not None:
+        raise refused
     report = UndoReport()
     state = _expected(change_set.changes)
     changed = sorted(p for p, want in state.items() if _differs(root, p, want))
-    if changed and not skip_changed:
-        raise StaleVersionError(
-            f"{len(changed)} file(s) changed since change set {change_set.id}, so nothing was "
-            f"undone: {', '.join(changed[:10])}{' …' if len(changed) > 10 else ''}. Undo again "
-            "with --skip-changed to restore the other files and leave these as they are."
-        )
     blocked = set(changed)
     todo: list[tuple[StoredChange, bytes | None]] = []
     for c in change_set.changes:
         if {c.path_before, c.path_after} & blocked:
             report.skipped.append(c.path_after or c.path_before or "")
             continue
-        before = None
-        if c.kind == "update" and c.hash_before is not None:
-            before = journal.blob(c.hash_before, c.path_before or "")
-        todo.append((c, before))
+        todo.append((c, None))
+    if changed and not any(c.kind != "mkdir" for c, _ in todo):
+        raise _nothing_left(change_set, changed)
+    if changed and not skip_changed:
+        raise StaleVersionError(
+            f"{len(changed)} file(s) changed since change set {change_set.id}, so nothing was "
+            f"undone: {_listed(changed)}. Undo again with --skip-changed to restore the other "
+            "files and leave these as they are."
+        )
+    todo = [
+        (c, journal.blob(c.hash_before, c.path_before or ""))
+        if c.kind == "update" and c.hash_before is not None
+        else (c, None)
+        for c, _ in todo
+    ]
+    created: dict[str, str] = {}  # folder -> the operation that created it, removed last
     for c, before in reversed(todo):
-        _undo_one(root, journal, c, before, report)
+        if c.kind == "mkdir" and c.path_after:
+            created.setdefault(c.path_after, c.operation)
+        else:
+            _undo_one(root, journal, c, before, report)
+    for folder in sorted(created, key=lambda f: f.count("/"), reverse=True):
+        _remove_if_empty(root, journal, folder, f"undo {created[folder]}", report)
     report.skipped = list(dict.fromkeys(report.skipped))
+    if not report.restored:  # nothing was written: say so rather than report a success
+        raise _nothing_left(change_set, changed)
     return report
+
+
+def _remove_if_empty(
+    root: Path, journal: Journal, folder: str, op: str, report: UndoReport
+) -> None:
+    """Remove a folder the change set created, if it is (still) an empty folder."""
+    where = files.confine(root, folder, write=True)
+    if where.is_symlink() or not where.is_dir():
+        return
+    try:
+        where.rmdir()  # refuses a folder that holds anything
+    except OSError:
+        return
+    note(journal, FileChange("delete", folder, None, None, None, op))
+    report.restored.append(folder)
+    report.removed.append(folder)
+
+
+def _note_new_folders(journal: Journal, folders: list[str], op: str) -> None:
+    for folder in folders:
+        note(journal, FileChange("mkdir", None, folder, None, None, op))
 
 
 def _undo_one(
@@ -129,8 +212,8 @@ def _undo_one(
         now = files.encode_note(current.text, current.fmt)
         note(journal, FileChange("update", c.path_after, c.path_after, now, before, op))
         report.restored.append(c.path_after)
-    elif c.kind in ("create", "mkdir") and c.path_after:
-        data = (root / c.path_after).read_bytes() if c.kind == "create" else None
+    elif c.kind == "create" and c.path_after:
+        data = (root / c.path_after).read_bytes()
         trashed = files.move_to_trash(root, c.path_after)
         note(journal, FileChange("delete", c.path_after, trashed, data, None, op))
         report.restored.append(c.path_after)
@@ -144,11 +227,20 @@ def _undo_one(
         note(journal, FileChange("delete", c.path_after, trashed, None, None, op))
         report.restored.append(c.path_after)
     elif c.kind == "move" and c.path_before and c.path_after:
+        made = missing_folders(root, c.path_before)
         files.move_path(root, c.path_after, c.path_before)
         note(journal, FileChange("move", c.path_after, c.path_before, None, None, op))
+        _note_new_folders(journal, made, op)
         report.restored.append(c.path_before)
     elif c.kind == "delete" and c.path_before and c.path_after:
+        made = missing_folders(root, c.path_before)
         _restore_from_trash(root, c.path_after, c.path_before)
         # Undoing this undo moves it back to the same place in .trash/ (a move out of it).
         note(journal, FileChange("move", c.path_after, c.path_before, None, None, op))
+        _note_new_folders(journal, made, op)
+        report.restored.append(c.path_before)
+    elif c.kind == "delete" and c.path_before:  # a folder an undo removed: create it again
+        made = missing_folders(root, c.path_before)
+        files.create_folder(root, c.path_before)
+        _note_new_folders(journal, [*made, c.path_before], op)
         report.restored.append(c.path_before)

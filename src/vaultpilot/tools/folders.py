@@ -22,7 +22,7 @@ from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.diffs import FileDiff, binary, unified
 from vaultpilot.tools.models import VaultManagerParams
 from vaultpilot.tools.moves import links_after_removal, move_items, preview_moves
-from vaultpilot.tools.notes import folder_arg, log_change
+from vaultpilot.tools.notes import folder_arg, log_change, log_folders, new_folders
 from vaultpilot.tools.ops import done, dry, need, require_confirmation
 from vaultpilot.tools.results import OperationResult
 from vaultpilot.vault import files, trash
@@ -54,8 +54,10 @@ def create_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         if not p.create_folders and not folder_exists(ctx, parent):
             raise files.missing_folder(parent, f"create folder '{folder}'")
         return dry(done(p, [folder], f"would create folder '{folder}'."), [])
+    made = new_folders(ctx, folder)
     if not files.create_folder(ctx.root, folder, create_parents=p.create_folders):
         return done(p, [], f"Folder '{folder}' already exists; nothing changed.")
+    log_folders(ctx, made)
     log_change(ctx, "mkdir", None, folder)
     return done(p, [folder], f"Created folder '{folder}'.")
 

@@ -55,7 +55,13 @@ from vaultpilot.tools.moves import (
     preview_moves,
     protect_links,
 )
-from vaultpilot.tools.notes import folder_arg, log_change, resolve_note
+from vaultpilot.tools.notes import (
+    folder_arg,
+    log_change,
+    log_folders,
+    new_folders,
+    resolve_note,
+)
 from vaultpilot.tools.operations import MANAGER_OPERATIONS
 from vaultpilot.tools.ops import done, dry, metadata_edit, need, require_confirmation
 from vaultpilot.tools.read import daily_template
@@ -156,8 +162,10 @@ def _create(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
             raise files.missing_folder(parent, f"create note at '{path}'")
         return _dry(p, unified(None, path, "", text), f"would create '{path}'.")
     before = all_paths(ctx.conn)
+    made = new_folders(ctx, path)
     note = files.create_note(ctx.root, path, text, create_folders=p.create_folders)
     log_change(ctx, "create", None, path, after=(text, note.fmt))
+    log_folders(ctx, made)
     warnings = _tag_warnings(p.metadata)
     twins = [q for q in before if file_key(q) == file_key(path)]
     report = protect_links(ctx, path, before) if twins else None
@@ -315,8 +323,10 @@ def _append_new_daily(ctx: ToolContext, p: VaultManagerParams, target: str) -> O
     text = metadata_edit(text + addition, p.metadata) if p.metadata else text + addition
     if p.dry_run:
         return _dry(p, unified(None, path, "", text), f"would create the daily note '{path}'.")
+    made = new_folders(ctx, path)
     note = files.create_note(ctx.root, path, text, create_folders=True)
     log_change(ctx, "create", None, path, after=(text, note.fmt))
+    log_folders(ctx, made)
     ctx.fresh(force=True, paths=[path])
     source = " from its template" if ctx.config.daily_notes.template else ""
     out = done(p, [path], f"Created the daily note '{path}'{source} and appended to it.", warnings)

@@ -34,7 +34,7 @@ from vaultpilot.index.lookup import all_paths, sources_linking_to
 from vaultpilot.index.queries import backlinks
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.diffs import FileDiff, binary, moved, unified
-from vaultpilot.tools.notes import log_change
+from vaultpilot.tools.notes import log_change, log_folders, new_folders
 from vaultpilot.tools.results import Failure
 from vaultpilot.vault import files
 from vaultpilot.vault.files import NoteText, move_path, read_note, replace_note
@@ -204,8 +204,10 @@ def move_items(
     for src, dst in items:
         try:
             check_case_twin(ctx, src, dst)
+            made = new_folders(ctx, dst)
             move_path(ctx.root, src, dst)
             log_change(ctx, "move", src, dst)
+            log_folders(ctx, made)
         except VaultpilotError as err:
             report.failures.append({"path": src, "reason": err.message})
             report.errors.append(err)

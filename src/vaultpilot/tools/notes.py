@@ -33,6 +33,8 @@ __all__ = [
     "folder_arg",
     "iso_time",
     "log_change",
+    "log_folders",
+    "new_folders",
     "note_infos",
     "resolve_note",
     "title_of",
@@ -184,3 +186,16 @@ def log_change(
     old = encode_note(before.text, before.fmt) if isinstance(before, NoteText) else before
     new = encode_note(*after) if after is not None else None
     journal.note(ctx.journal, journal.FileChange(kind, path_before, path_after, old, new))
+
+
+def new_folders(ctx: ToolContext, path: str) -> list[str]:
+    """The folders a write to ``path`` will create, outermost first (looked up only while the
+    journal records: they are what undo removes again)."""
+    return journal.missing_folders(ctx.root, path) if journal.active(ctx.journal) else []
+
+
+def log_folders(ctx: ToolContext, folders: list[str]) -> None:
+    """Report the folders ``new_folders`` named as created, once the write made them."""
+    for folder in folders:
+        if (ctx.root / folder).is_dir():
+            log_change(ctx, "mkdir", None, folder)
