@@ -199,7 +199,7 @@ def _view(prefix: str, names: list[str], stats: list[os.stat_result]) -> dict[st
     return dict(zip(paths, map(FileStat, map(_MTIME, stats), map(_SIZE, stats)), strict=True))
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class FolderScan:
     """What ``scan_folders`` saw: every folder's stamp, and the files of the folders it kept.
 
