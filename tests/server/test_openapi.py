@@ -30,8 +30,9 @@ def test_schemathesis_finds_no_server_error(live: Callable[..., Live], vault: Pa
     results = list(schema.get_all_operations())
     assert not [r.err() for r in results if isinstance(r, Err)]
     operations = [r.ok() for r in results if isinstance(r, Ok)]
-    # rpc, 8 tools, 5 UI commands, vaults, conversations, login-link, history, show, undo
-    assert len(operations) == 20
+    # rpc, 8 tools, 5 UI commands, vaults, conversations, login-link, history, show, undo,
+    # a conversation's transcript, model-setup
+    assert len(operations) == 22
     for operation in operations:
 
         @given(case=operation.as_strategy())

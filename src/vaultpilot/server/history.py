@@ -14,20 +14,37 @@ and ``UndoChangeSetResult`` describe, pinned by ``tests/server/snapshots/rpc_his
   ``skipped``. Files changed since the set make it refuse and write nothing (``stale_version``),
   unless ``skipChanged``. An unknown id is ``not_found``; a lost journal blob is a
   ``storage_error`` raised before anything is written.
+
+``conversation_transcript`` (``GET /conversations/{id}``, read-only) gives a stored conversation
+back to the agent view: per run, in order, the person's message (``goal``), the run's stored
+events (the agent events its frames carried, streamed text merged per step, each with ``time``)
+and its change set (``changeSet``: the files, each saying whether it ``exists`` now, and
+``undoneBy``, the id of the set that undid it, or null), so the page can show the run again and
+offer Undo for a change set not undone yet. A conversation of another vault is ``not_found``.
 """
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from typing import Any
 
-from vaultpilot.errors import InvalidArgumentError, SetupError, UnreadableNoteError
-from vaultpilot.memory.journal import Journal, StoredChange
+from vaultpilot.errors import (
+    InvalidArgumentError,
+    NotFoundError,
+    SetupError,
+    StorageError,
+    UnreadableNoteError,
+)
+from vaultpilot.memory.conversations import get_conversation
+from vaultpilot.memory.db import connect as connect_memory
+from vaultpilot.memory.journal import ChangeSet, Journal, StoredChange
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.diffs import binary, unified
 from vaultpilot.tools.manage import undo_change_set
 from vaultpilot.vault.files import decode_note
 
-__all__ = ["change_history", "show_change_set", "undo_changes"]
+__all__ = ["change_history", "conversation_transcript", "show_change_set", "undo_changes"]
 
 
 def _journal(ctx: ToolContext) -> Journal:
@@ -87,4 +104,91 @@ def undo_changes(
         "changeSetId": new,
         "restored": report.restored,
         "skipped": report.skipped,
+    }
+
+
+# How far back the journal is read to find the set that undid a run's change set.
+_UNDO_LOOKBACK = 500
+
+
+def _run_rows(
+    conn: sqlite3.Connection, conversation_id: str
+) -> tuple[dict[str, str], dict[str, list[dict[str, Any]]]]:
+    """Each run's first user message and its stored events, runs in the order they began.
+
+    A read of ``memory.conversations``' tables that the store has no function for yet (it
+    reads the history as one list, without the runs)."""
+    goals: dict[str, str] = {}
+    for run_id, text in conn.execute(
+        "SELECT run_id, message FROM conversation_messages WHERE conversation_id = ? ORDER BY seq",
+        (conversation_id,),
+    ):
+        message = json.loads(text)
+        content = message.get("content") if isinstance(message, dict) else None
+        if run_id not in goals and message.get("role") == "user" and isinstance(content, str):
+            goals[run_id] = content
+    events: dict[str, list[dict[str, Any]]] = {}
+    for run_id, text, created in conn.execute(
+        "SELECT run_id, event, created_at FROM conversation_events"
+        " WHERE conversation_id = ? ORDER BY rowid",
+        (conversation_id,),
+    ):
+        events.setdefault(run_id, []).append({"event": json.loads(text), "time": created})
+    return goals, events
+
+
+def _undone_by(sets: list[ChangeSet]) -> dict[str, str]:
+    return {s.undo_of: s.id for s in reversed(sets) if s.undo_of}
+
+
+def _change_set(
+    ctx: ToolContext, journal: Journal, run_id: str, undone: dict[str, str]
+) -> dict[str, Any] | None:
+    try:
+        cs = journal.get(str(ctx.root), run_id)
+    except NotFoundError:
+        return None  # the run changed nothing
+    if cs.id != run_id:
+        return None  # a prefix of another set's id, not this run's
+    files = cs.as_json()["files"]
+    for f in files:
+        path = f["to"] if f["kind"] != "delete" else f["from"]
+        f["exists"] = bool(path) and (ctx.root / path).exists()
+    return {"id": cs.id, "summary": cs.summary, "files": files, "undoneBy": undone.get(cs.id)}
+
+
+def conversation_transcript(ctx: ToolContext, conversation_id: str) -> dict[str, Any]:
+    journal = _journal(ctx)
+    try:
+        conn = connect_memory(journal.path)
+    except sqlite3.Error as exc:
+        raise StorageError(f"Could not open '{journal.path}': {exc}.") from None
+    try:
+        conv = get_conversation(conn, conversation_id)
+        if conv.vault != str(ctx.root):
+            raise NotFoundError(
+                f"No conversation '{conversation_id}' in this vault; GET /conversations?vaultId= "
+                "lists the vault's conversations."
+            )
+        goals, events = _run_rows(conn, conv.id)
+    except sqlite3.Error as exc:
+        problem = f"Could not read the conversations in '{journal.path}': {exc}."
+        raise StorageError(problem) from None
+    finally:
+        conn.close()
+    undone = _undone_by(journal.change_sets(str(ctx.root), limit=_UNDO_LOOKBACK))
+    runs = [
+        {
+            "runId": run_id,
+            "goal": goals.get(run_id, ""),
+            "events": evs,
+            "changeSet": _change_set(ctx, journal, run_id, undone),
+        }
+        for run_id, evs in events.items()
+    ]
+    return {
+        "id": conv.id,
+        "title": conv.title,
+        "updated": round(conv.updated_at * 1000),
+        "runs": runs,
     }

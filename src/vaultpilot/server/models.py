@@ -43,6 +43,7 @@ __all__ = [
     "ChangeSetInfo",
     "CommandName",
     "ConversationInfo",
+    "ConversationTranscript",
     "CreateNoteArgs",
     "CreateNoteResult",
     "EmbeddingInfo",
@@ -51,6 +52,7 @@ __all__ = [
     "InterruptAgentArgs",
     "InterruptAgentResult",
     "LoginLink",
+    "ModelSetup",
     "NoteChanges",
     "ReportStatusArgs",
     "ResumeAgentArgs",
@@ -533,3 +535,43 @@ class UndoChangeSetResult(BaseModel):
     changeSetId: str | None = Field(description="The undo's own change set; null: none restored.")
     restored: list[str]
     skipped: list[str] = Field(description="Files changed since, left as they are.")
+
+
+# The agent view's reads (server.history and server.routes build them).
+
+
+class TranscriptFile(ChangeFile):
+    exists: bool = Field(description="The file is in the vault now (its 'to', a delete's 'from').")
+
+
+class TranscriptChangeSet(BaseModel):
+    id: str = Field(description="The run's change set (its id is the runId).")
+    summary: str
+    files: list[TranscriptFile]
+    undoneBy: str | None = Field(description="The change set that undid it; null: not undone.")
+
+
+class TranscriptEvent(BaseModel):
+    event: dict[str, Any] = Field(description="The agent event, as the event frames carry it.")
+    time: float = Field(description="When it was recorded, in seconds since the epoch.")
+
+
+class TranscriptRun(BaseModel):
+    runId: str
+    goal: str = Field(description="The person's message that started the run.")
+    events: list[TranscriptEvent] = Field(description="Streamed text merged into one per step.")
+    changeSet: TranscriptChangeSet | None = Field(description="null: the run changed nothing.")
+
+
+class ConversationTranscript(BaseModel):
+    """A stored conversation, run by run, for the agent view to show again."""
+
+    id: str
+    title: str
+    updated: float = Field(description="Last change, in ms since the epoch.")
+    runs: list[TranscriptRun]
+
+
+class ModelSetup(BaseModel):
+    model: str | None = Field(description="The built-in agent's model; null: none configured.")
+    configPath: str = Field(description="The config file the server reads (it may not exist).")

@@ -2,22 +2,29 @@
 
 * ``GET /history?vaultId=&limit=``: ``ChangeHistory``;
 * ``GET /history/{id}?vaultId=``: ``ShowChangeSet`` (the unified diffs of one change set);
-* ``POST /history/{id}/undo`` with an optional body ``{vaultId, skipChanged}``: ``UndoChangeSet``.
+* ``POST /history/{id}/undo`` with an optional body ``{vaultId, skipChanged}``: ``UndoChangeSet``;
+* ``GET /conversations/{id}?vaultId=``: a stored conversation's transcript, each run with its
+  events and change set (``history.conversation_transcript``; read-only);
+* ``GET /model-setup``: the built-in agent's model (null: none) and the config file the server
+  reads (the agent view's no-model panel names it).
 
-Each answers with the same envelope and HTTP status as the command's other routes (it runs
-through ``rpc.execute``), behind the same security middleware (key, session cookie, Host and
-Origin checks). ``add_history_routes(app, state)`` adds them to the application.
+The journal's routes answer with the same envelope and HTTP status as the command's other
+routes (they run through ``rpc.execute``); the two others answer their model, or the error
+envelope. All are behind the same security middleware (key, session cookie, Host and Origin
+checks). ``add_history_routes(app, state)`` adds them to the application.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from vaultpilot.configfile import config_path
 from vaultpilot.errors import VaultpilotError
 from vaultpilot.server import models as m
 from vaultpilot.server.envelope import (
@@ -27,8 +34,10 @@ from vaultpilot.server.envelope import (
     retry_headers,
     success,
 )
+from vaultpilot.server.history import conversation_transcript
 from vaultpilot.server.rpc import execute
 from vaultpilot.server.state import ServerState
+from vaultpilot.tools.context import ToolContext
 
 __all__ = ["UndoBody", "add_history_routes"]
 
@@ -55,6 +64,27 @@ async def _run(state: ServerState, name: str, arguments: dict[str, Any]) -> JSON
         log.exception("command %s failed", name)
         return JSONResponse(internal_failure(None, name, exc), status_code=500)
     return JSONResponse(success(None, name, result))
+
+
+async def _read(
+    state: ServerState, vault_id: str | None, read: Callable[[ToolContext], dict[str, Any]]
+) -> JSONResponse:
+    try:
+        vault = state.vaults.get(vault_id)
+        result = await vault.run(read)
+    except VaultpilotError as err:
+        envelope, status = error_reply(None, None, err)
+        return JSONResponse(envelope, status_code=status)
+    except Exception as exc:  # a bug: logged with its traceback, answered without it
+        log.exception("reading a conversation failed")
+        return JSONResponse(internal_failure(None, None, exc), status_code=500)
+    return JSONResponse(result)
+
+
+def _model_setup(state: ServerState) -> m.ModelSetup:
+    # The file the server read its settings from, or (none there) where it looks for one.
+    path = state.settings.config_path or config_path()
+    return m.ModelSetup(model=state.runs.model_name, configPath=str(path))
 
 
 def _vault(vault_id: str | None) -> dict[str, Any]:
@@ -99,3 +129,20 @@ def add_history_routes(app: FastAPI, state: ServerState) -> None:
         options = body or UndoBody()
         arguments = {**_vault(options.vaultId), "id": set_id, "skipChanged": options.skipChanged}
         return await _run(state, "UndoChangeSet", arguments)
+
+    @app.get(
+        "/conversations/{conversation_id}",
+        response_model=m.ConversationTranscript,
+        responses={s: refused[s] for s in (400, 401, 403, 404, 500, 503)},
+        operation_id="conversationTranscript",
+    )
+    async def transcript(conversation_id: str, vaultId: str | None = None) -> JSONResponse:
+        """A stored conversation of the vault: each run's message, events and change set."""
+        return await _read(
+            state, vaultId, lambda ctx: conversation_transcript(ctx, conversation_id)
+        )
+
+    @app.get("/model-setup", response_model=m.ModelSetup, operation_id="modelSetup")
+    async def model_setup() -> m.ModelSetup:
+        """The built-in agent's model (null: none configured) and the config file it reads."""
+        return _model_setup(state)
