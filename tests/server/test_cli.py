@@ -58,7 +58,7 @@ def test_serve_prints_address_and_new_key_once_and_answers(
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     try:
         out = read_until(proc, "Press Ctrl+C")
-        assert f"http://127.0.0.1:{port}" in out and "vault notes:" in out
+        assert f"http://127.0.0.1:{port}" in out and f'vault "notes": {example_vault}' in out
         key_file = data_dir / "server.key"
         key = key_file.read_text().strip()
         assert f"New API key: {key}" in out and str(key_file) in out

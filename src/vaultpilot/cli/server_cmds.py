@@ -194,7 +194,13 @@ def register(app: typer.Typer) -> None:
         import uvicorn
 
         from vaultpilot.server import create_app, load_settings
-        from vaultpilot.server.banner import Banner, banner, model_status, server_url
+        from vaultpilot.server.banner import (
+            Banner,
+            banner,
+            model_status,
+            read_coverage,
+            server_url,
+        )
         from vaultpilot.server.keyfile import ensure_key
 
         settings = load_settings(
@@ -223,6 +229,7 @@ def register(app: typer.Typer) -> None:
                 model_help=model_help,
                 key=key if created or show_key else None,
                 key_created=created,
+                coverage={vid: read_coverage(settings.index_db(vid)) for vid in settings.vaults},
             )
         )
         # Made before the banner: it reconfigures logging, which a Ctrl+C pressed as soon as

@@ -3,21 +3,28 @@ and what to do next (open the one-time login link).
 
 ``model_status(settings)`` reads the agent configuration the server will use (without making a
 model client): ``(name, "")`` when a model is configured, ``(None, how to configure one)`` when
-not; an external agent command counts as configured. ``banner(...)`` returns the lines, as plain
-text (the caller prints them without markup, so ``[server]`` and URLs stay as they are).
+not (the same three kinds of model the agent view's no-model panel shows: Ollama, OpenAI,
+Anthropic); an external agent command counts as configured. ``read_coverage(db_path)`` reads how
+much of a vault's index has vectors (None before the first index). ``banner(...)`` returns the
+lines, as plain text (the caller prints them without markup, so ``[server]`` and URLs stay as
+they are).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from vaultpilot.agent.config import load_config, require_model
-from vaultpilot.errors import SetupError
+from vaultpilot.errors import SetupError, VaultpilotError
+from vaultpilot.index.db import connect
+from vaultpilot.index.semantic import EmbeddingStatus, embedding_status
 from vaultpilot.server.sessions import LINK_TTL_S
 from vaultpilot.server.settings import ServerSettings, is_loopback
 
-__all__ = ["Banner", "banner", "model_status", "server_url"]
+__all__ = ["Banner", "Coverage", "banner", "model_status", "read_coverage", "server_url"]
 
 
 def server_url(host: str, port: int) -> str:
@@ -27,14 +34,80 @@ def server_url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
+def _no_model_help(config_path: Path) -> str:
+    """How to configure a model, as the agent view's no-model panel lists them."""
+    return (
+        "Set one of these in the environment of `vaultpilot serve`:\n"
+        "  • a local model with Ollama (https://ollama.com): `ollama pull qwen2.5:7b`, then\n"
+        "      export VAULTPILOT_BASE_URL=http://localhost:11434/v1 VAULTPILOT_MODEL=qwen2.5:7b\n"
+        "    (LM Studio, vLLM and llama.cpp server work the same way with their own URL);\n"
+        "  • OpenAI: export OPENAI_API_KEY=sk-... VAULTPILOT_MODEL=gpt-4o-mini\n"
+        "  • Anthropic (needs pip install 'vaultpilot[anthropic]'):\n"
+        "      export VAULTPILOT_PROVIDER=anthropic ANTHROPIC_API_KEY=sk-ant-...\n"
+        "      export VAULTPILOT_MODEL=claude-3-5-haiku-latest\n"
+        f"or write `provider`, `model` and `base_url` in {config_path}.\n"
+        "`vaultpilot config` shows every setting and where it comes from."
+    )
+
+
 def model_status(settings: ServerSettings) -> tuple[str | None, str]:
     """The built-in agent's model name, or None and how to configure one."""
     if settings.agent.command:
         return f"external agent ({Path(settings.agent.command[0]).name})", ""
     try:
-        return require_model(load_config(path=settings.config_path)).model, ""
+        loaded = load_config(path=settings.config_path)
+        if not loaded.config.model:
+            return None, _no_model_help(loaded.path)
+        return require_model(loaded).model, ""
     except SetupError as err:
         return None, err.message
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """How much of one vault's index semantic search can use."""
+
+    notes: int  # notes in the index
+    status: EmbeddingStatus
+
+
+def read_coverage(db_path: Path) -> Coverage | None:
+    """The coverage of the index at ``db_path``; None when there is no index yet (or it cannot
+    be read: the server says so itself when it opens it)."""
+    if not db_path.is_file():
+        return None
+    try:
+        conn = connect(db_path, read_only=True)
+    except (VaultpilotError, sqlite3.Error):
+        return None
+    try:
+        (notes,) = conn.execute("SELECT COUNT(*) FROM files WHERE is_note = 1").fetchone()
+        return Coverage(int(notes), embedding_status(conn))
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
+def _coverage_line(coverage: Coverage | None, *, background: bool) -> str:
+    """What semantic search can use now, and what happens to the rest."""
+    follow = "(`vaultpilot status` shows how far)"
+    if coverage is None:
+        if background:
+            return f"indexing at start-up, then embedding the notes in the background {follow}"
+        return "no index yet; `vaultpilot index` then `vaultpilot embed` make one"
+    st = coverage.status
+    if st.complete:
+        return f"{coverage.notes} of {coverage.notes} notes embedded"
+    done = f"{st.embedded} of {st.chunks} passages embedded"
+    if st.chunks == 0:  # nothing read yet: count notes, not passages
+        done = f"0 of {coverage.notes} notes embedded"
+    elif st.notes_pending:
+        notes = "note" if st.notes_pending == 1 else "notes"
+        done += f", {st.notes_pending} new or changed {notes} to read"
+    if background:
+        return f"{done}; embedding the rest in the background {follow}"
+    return f"{done}; `vaultpilot embed` embeds the rest (background embedding is off)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,17 +119,18 @@ class Banner:
     model_help: str
     key: str | None  # shown when new (or asked for)
     key_created: bool
+    coverage: Mapping[str, Coverage | None] = field(default_factory=dict)  # by VaultID
 
 
 def banner(b: Banner) -> list[str]:
     s = b.settings
     lines = [f"vaultpilot Agent Communication Server on {b.url}"]
-    lines += [f"  vault {vid}: {root}" for vid, root in s.vaults.items()]
-    if s.background_embedding:
-        lines.append(
-            "  semantic search: embedding new and changed notes in the background "
-            "(`vaultpilot status` shows how far)"
-        )
+    for vid, root in s.vaults.items():
+        lines.append(f'  vault "{vid}": {root}')
+        if vid in b.coverage:
+            where = "" if len(s.vaults) == 1 else f' in "{vid}"'
+            line = _coverage_line(b.coverage[vid], background=s.background_embedding)
+            lines.append(f"  semantic search{where}: {line}")
     if b.model is not None:
         lines.append(f"  model: {b.model}")
     else:
