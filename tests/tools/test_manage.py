@@ -119,6 +119,34 @@ def test_versions_guard_every_write(ctx: ToolContext) -> None:
     assert again == ok["version"]
 
 
+def test_a_made_up_version_is_refused_as_not_a_version(ctx: ToolContext) -> None:
+    before = (ctx.root / "Inbox.md").read_bytes()
+    real = read(ctx, contextType="read_note", target="Inbox")["primaryNote"]["version"]
+    for fake in ("deadbeef", real.upper(), real + "0", "v1", ""):
+        for extra in ({}, {"dryRun": True}):
+            result = manage(
+                ctx,
+                operation="append_note",
+                target="Inbox.md",
+                content="x",
+                expectedVersion=fake,
+                **extra,
+            )
+            refused(result, f"expectedVersion '{fake}' is not a note version")
+            assert f"{len(real)}-character hex 'version'" in str(result["message"])
+            assert "changed since" not in str(result["message"])
+    # A well-formed version the note does not have is a change made since, as before.
+    stale = manage(
+        ctx,
+        operation="append_note",
+        target="Inbox.md",
+        content="x",
+        expectedVersion="0" * len(real),
+    )
+    refused(stale, "changed since you read it")
+    assert (ctx.root / "Inbox.md").read_bytes() == before
+
+
 def test_append_keeps_line_endings_and_separates(ctx: ToolContext) -> None:
     (ctx.root / "Crlf.md").write_bytes(b"\xef\xbb\xbf# Title\r\nline")
     manage(ctx, operation="append_note", target="Crlf.md", content="added\n")

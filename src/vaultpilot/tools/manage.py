@@ -29,6 +29,7 @@ operation keeps:
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import assert_never
 
@@ -99,6 +100,23 @@ _USES: dict[str, set[str]] = {
     "bulk_move": {"targets", "target", "destination", "create_folders"},
     "bulk_update_metadata": {"targets", "target", "metadata_changes", "metadata"},
 }
+
+
+# A version is ``files.content_version``: a fixed number of lower-case hex digits.
+_VERSION_DIGITS = len(files.content_version(b""))
+_VERSION_FORM = re.compile(f"[0-9a-f]{{{_VERSION_DIGITS}}}")
+
+
+def _check_version_form(expected: str | None) -> None:
+    """A made-up ``expectedVersion`` is refused as such, not reported as a note changed since
+    (a well-formed one that does not match is that, and keeps its message)."""
+    if expected is None or _VERSION_FORM.fullmatch(expected):
+        return
+    raise InvalidArgumentError(
+        f"expectedVersion '{expected}' is not a note version: a version is the "
+        f"{_VERSION_DIGITS}-character hex 'version' that obsidian_get_context returns with the "
+        "note. Read the note and pass its 'version' exactly, or leave expectedVersion out."
+    )
 
 
 def _check_version(ctx: ToolContext, path: str, expected: str | None) -> None:
@@ -427,6 +445,7 @@ def obsidian_vault_manager(ctx: ToolContext, params: VaultManagerParams) -> Oper
     each link's form. Example: {operation: 'move_note', target: 'Old Project.md',
     destination: 'Archive/2024'}
     """
+    _check_version_form(params.expected_version)
     if params.dry_run:
         _dry_supported(params)
         result = _run(ctx, params)  # reads only: no lock, so a preview never waits on a writer

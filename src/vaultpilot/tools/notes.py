@@ -12,12 +12,12 @@ from datetime import datetime
 from typing import Any
 
 from vaultpilot.errors import InvalidArgumentError, NotFoundError
-from vaultpilot.index.lookup import note_bodies, note_facts, note_outlines, notes_titled_like
+from vaultpilot.index.lookup import all_paths, note_bodies, note_facts, note_outlines
 from vaultpilot.index.queries import find_note, highlight, unmark_links
-from vaultpilot.index.search import query_words
 from vaultpilot.memory import journal
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.results import NoteInfo
+from vaultpilot.tools.suggest import similar_notes
 from vaultpilot.vault.files import (
     NoteText,
     TextFormat,
@@ -104,8 +104,7 @@ def around_match(body: str, snippet: str, chars: int = EXCERPT_CHARS) -> str:
 
 
 def _suggest(ctx: ToolContext, name: str) -> str:
-    words = [w for w in query_words(title_of(name)) if len(w) > 2][:3]
-    found = notes_titled_like(ctx.conn, words)
+    found = similar_notes(name, all_paths(ctx.conn))
     return f" Similar notes: {', '.join(found)}." if found else ""
 
 
