@@ -11,7 +11,13 @@ from typing import Any
 
 import pytest
 
-from vaultpilot.errors import NotFoundError, SetupError, StaleVersionError, StorageError
+from vaultpilot.errors import (
+    InvalidArgumentError,
+    NotFoundError,
+    SetupError,
+    StaleVersionError,
+    StorageError,
+)
 from vaultpilot.locations import memory_db_path, vault_data_dir
 from vaultpilot.tools import call_tool, open_context
 from vaultpilot.tools.context import ToolContext
@@ -216,3 +222,110 @@ def test_a_delete_to_the_system_trash_is_undone(
     undo_change_set(ctx, note_set.id)
     assert snapshot(ctx.root) == before
     assert list((bin_ / "files").iterdir()) == [] and list((bin_ / "info").iterdir()) == []
+
+
+# --- undone sets, nothing left to undo, folders a set created (memory.undo's rules) -----------
+
+
+def test_an_undone_set_is_refused_until_its_undo_is_undone(ctx: ToolContext) -> None:
+    before = snapshot(ctx.root)
+    manage(ctx, **OPERATIONS["bulk_tag"])
+    assert ctx.journal is not None
+    vault = str(ctx.root)
+    target = ctx.journal.last_id(vault)
+    _, first, _ = undo_change_set(ctx, target)
+    assert first is not None and ctx.journal.get(vault, target).undone_by == first
+    undoer = ctx.journal.undone_by(vault, target)
+    assert undoer is not None and undoer.id == first
+    for skip in (False, True):
+        with pytest.raises(InvalidArgumentError) as refused:
+            undo_change_set(ctx, target, skip_changed=skip)
+        message = refused.value.message
+        assert f"Change set {target} was already undone by {first} at {undoer.when}" in message
+        assert "nothing to do" in message and "skip-changed" not in message
+    assert snapshot(ctx.root) == before
+    # The undo undone (a redo): the set stands again; undoing it again is a new undo.
+    _, redo, _ = undo_change_set(ctx, first)
+    assert ctx.journal.get(vault, target).undone_by is None
+    assert ctx.journal.get(vault, first).undone_by == redo
+    _, second, _ = undo_change_set(ctx, target)
+    assert snapshot(ctx.root) == before
+    assert ctx.journal.get(vault, target).undone_by == second != first
+    assert [s.undone_by for s in ctx.journal.change_sets(vault)] == [None, None, redo, second]
+
+
+def test_nothing_left_to_undo_raises_and_records_nothing(ctx: ToolContext) -> None:
+    manage(ctx, **OPERATIONS["edit"])
+    (ctx.root / "Ideas.md").write_text("mine\n", encoding="utf-8")
+    assert ctx.journal is not None
+    count = len(ctx.journal.change_sets(str(ctx.root)))
+    for skip in (False, True):
+        with pytest.raises(StaleVersionError, match=r"nothing left to undo") as refused:
+            undo_change_set(ctx, None, skip_changed=skip)
+        assert "skip-changed" not in refused.value.message
+    assert len(ctx.journal.change_sets(str(ctx.root))) == count
+    assert (ctx.root / "Ideas.md").read_text(encoding="utf-8") == "mine\n"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"operation": "move_note", "target": "Ideas.md", "destination": "New/Deeper/Ideas.md"},
+        {"operation": "create_note", "target": "New/Deeper/Made.md", "content": "made\n"},
+        {"operation": "move_folder", "target": "Old", "destination": "New/Deeper/Old"},
+        {
+            "operation": "bulk_move",
+            "targets": ["Ideas.md", "Daily.md"],
+            "destination": "New/Deeper",
+        },
+        {"operation": "create_folder", "target": "New/Deeper/Leaf"},
+    ],
+    ids=lambda a: str(a["operation"]),
+)
+def test_folders_a_set_created_go_with_its_undo_and_come_back_with_a_redo(
+    ctx: ToolContext, args: dict[str, Any]
+) -> None:
+    before = snapshot(ctx.root)
+    manage(ctx, **args)
+    after = snapshot(ctx.root)
+    assert after["New"] == after["New/Deeper"] == "dir"
+    _, undo_id, report = undo_change_set(ctx, None)
+    assert "New" in report.removed and "New/Deeper" in report.removed
+    assert snapshot(ctx.root) == before  # no empty New/ or New/Deeper/ left behind
+    assert not any(p.startswith(".trash/New") for p in _trash(ctx.root))  # removed, not binned
+    assert undo_id is not None
+    undo_change_set(ctx, undo_id)
+    assert snapshot(ctx.root) == after
+
+
+def test_undo_keeps_a_created_folder_now_holding_something_and_one_that_existed(
+    ctx: ToolContext,
+) -> None:
+    (ctx.root / "Empty").mkdir()
+    manage(ctx, operation="move_note", target="Ideas.md", destination="Empty/Ideas.md")
+    manage(ctx, operation="move_note", target="Daily.md", destination="Made/Daily.md")
+    (ctx.root / "Made" / "mine.md").write_text("mine\n", encoding="utf-8")
+    _, _, report = undo_change_set(ctx, None)
+    assert report.removed == [] and (ctx.root / "Made" / "mine.md").is_file()
+    assert ctx.journal is not None
+    first = ctx.journal.change_sets(str(ctx.root))[-1]
+    assert first.summary == "move_note" and first.paths()[0] == "Empty/Ideas.md"
+    _, _, report = undo_change_set(ctx, first.id)
+    assert report.removed == [] and (ctx.root / "Empty").is_dir()  # existed before the move
+    assert (ctx.root / "Ideas.md").is_file()
+
+
+def test_a_set_that_only_created_a_folder_now_used_is_not_a_success(ctx: ToolContext) -> None:
+    manage(ctx, operation="create_folder", target="Fresh")
+    (ctx.root / "Fresh" / "mine.md").write_text("mine\n", encoding="utf-8")
+    with pytest.raises(StaleVersionError, match="nothing left to undo"):
+        undo_change_set(ctx, None)
+    assert (ctx.root / "Fresh" / "mine.md").is_file()
+
+
+def _trash(root: Path) -> list[str]:
+    return (
+        [p.relative_to(root).as_posix() for p in (root / ".trash").rglob("*")]
+        if (root / ".trash").exists()
+        else []
+    )
