@@ -17,7 +17,16 @@
  */
 
 import { type Connection, type ConnectionState, localFailure, nextId } from "../../web/src/connection";
-import type { ConversationSummary, HelloFrame, JsonObject, ReplyFrame, ServerFrame, VaultInfo } from "../../web/src/wire";
+import type {
+  ConversationSummary,
+  ConversationTranscript,
+  HelloFrame,
+  JsonObject,
+  ModelSetup,
+  ReplyFrame,
+  ServerFrame,
+  VaultInfo,
+} from "../../web/src/wire";
 import { isObject } from "../../web/src/wire";
 import type { HttpGet } from "./server";
 import { keyMessage } from "./server";
@@ -228,6 +237,26 @@ export function connectServer(options: ConnectOptions): ServerConnection {
       try {
         const data = await getJson(`conversations?vaultId=${encodeURIComponent(vaultId)}`);
         return Array.isArray(data) ? (data as ConversationSummary[]) : null;
+      } catch {
+        return null;
+      }
+    },
+    async conversation(vaultId: string, id: string): Promise<ConversationTranscript | { error: string }> {
+      const path = `conversations/${encodeURIComponent(id)}?vaultId=${encodeURIComponent(vaultId)}`;
+      try {
+        const answer = await options.get(`${options.base}/${path}`, { Accept: "application/json", Authorization: `Bearer ${key}` });
+        const data = answer.json;
+        if (answer.status === 200 && isObject(data) && Array.isArray(data["runs"])) return data as unknown as ConversationTranscript;
+        const error = isObject(data) && isObject(data["error"]) ? data["error"]["message"] : null;
+        return { error: typeof error === "string" ? error : `The server answered HTTP ${answer.status}.` };
+      } catch {
+        return { error: "The vaultpilot server could not be reached; try again once it is back." };
+      }
+    },
+    async modelSetup(): Promise<ModelSetup | null> {
+      try {
+        const data = await getJson("model-setup");
+        return isObject(data) && typeof data["configPath"] === "string" ? (data as unknown as ModelSetup) : null;
       } catch {
         return null;
       }

@@ -64,11 +64,15 @@ def test_approve_some_files_then_undo_the_run(
         assert (example_vault / "Home.md").read_bytes() == home
         shot(page, "undo-02-run-done")
         summary.get_by_role("button", name="Undo").click()
-        expect(summary.get_by_role("status")).to_have_text(" · Undone")
+        expect(summary.get_by_role("status")).to_have_text(" · Undone: 1 file restored")
         expect(summary.get_by_role("button", name="Undo")).to_have_count(0)
-        # Good news is a status line, not an alert.
-        expect(page.locator(".banner.ok")).to_contain_text("were undone (1 file restored)")
+        # Said in the summary where the person clicked: no banner over the conversation.
+        expect(page.locator(".banner")).to_have_count(0)
         expect(page.get_by_role("alert")).to_have_count(0)
+        # The undone note is no longer a link to a changed note: it says it was undone.
+        changed = summary.get_by_role("list", name="Notes changed")
+        expect(changed).to_contain_text(f"{NOTE} (undone)")
+        expect(changed.get_by_role("link")).to_have_count(0)
         shot(page, "undo-03-undone")
     assert _hashes(example_vault) == before
     assert page.page_errors == []

@@ -6,7 +6,9 @@
 
 import type {
   ConversationSummary,
+  ConversationTranscript,
   HelloFrame,
+  ModelSetup,
   JsonObject,
   ReplyFrame,
   ServerFrame,
@@ -32,6 +34,10 @@ export interface Connection {
   vaults(): Promise<VaultInfo[]>;
   /** Past conversations of a vault; null when the server does not keep them. */
   conversations(vaultId: string): Promise<ConversationSummary[] | null>;
+  /** A stored conversation, run by run, or why it could not be read. */
+  conversation(vaultId: string, id: string): Promise<ConversationTranscript | { error: string }>;
+  /** The model and the config file the server reads; null when the server does not say. */
+  modelSetup(): Promise<ModelSetup | null>;
   /** Trade an API key for a session (used by the sign-in panel). */
   signIn(key: string): void;
 }

@@ -7,10 +7,21 @@
  * the answer, whichever way the server labelled it.
  */
 
-import type { AgentEvent, EventFrame, FileDiff, Json, JsonObject, ServerFrame } from "./wire";
+import type { AgentEvent, ConversationTranscript, EventFrame, FileDiff, Json, JsonObject, ServerFrame } from "./wire";
 import { isObject } from "./wire";
 
 export type ToolStatus = "running" | "awaiting" | "ok" | "failed";
+
+/** A call waiting for (or answered by) a person; shown with its tool call, before the result. */
+export interface Approval {
+  callId: string;
+  name: string;
+  operation: string | null;
+  args: JsonObject;
+  reason: string;
+  diffs: FileDiff[];
+  resolved: { approved: boolean; by: string } | null;
+}
 
 export type Item =
   | { type: "step"; key: string; step: number; tokens: number | null; cost: number | null; estimated: boolean }
@@ -31,18 +42,9 @@ export type Item =
       source: string;
       durationMs: number | null;
       diffs: FileDiff[];
+      approval: Approval | null;
     }
-  | {
-      type: "approval";
-      key: string;
-      callId: string;
-      name: string;
-      operation: string | null;
-      args: JsonObject;
-      reason: string;
-      diffs: FileDiff[];
-      resolved: { approved: boolean; by: string } | null;
-    }
+  | ({ type: "approval"; key: string } & Approval)
   | { type: "attached"; key: string; notes: string[]; unknown: string[]; omitted: string[] }
   | { type: "error"; key: string; message: string; source: string };
 
@@ -61,6 +63,10 @@ export interface Run {
   changed: string[];
   /** Operations the person allowed for the rest of this run ("tool.operation"). */
   allowed: string[];
+  /** The run's change set was undone (here, or before the transcript was read). */
+  undone: boolean;
+  /** Changed paths that no longer exist in the vault (a stored run read back). */
+  gone: string[];
 }
 
 export interface ViewState {
@@ -82,12 +88,65 @@ export function startRun(state: ViewState, runId: string, vaultId: string | null
 function newRun(runId: string, vaultId: string | null, goal: string, chips: string[], now: number): Run {
   return {
     runId, vaultId, goal, chips, items: [], status: "Starting", startedAt: now, finishedAt: null,
-    totalTokens: 0, costUsd: null, finish: null, changed: [], allowed: [],
+    totalTokens: 0, costUsd: null, finish: null, changed: [], allowed: [], undone: false, gone: [],
   };
 }
 
 export function allowForRun(state: ViewState, runId: string, operation: string): ViewState {
   return mapRun(state, runId, (run) => (run.allowed.includes(operation) ? run : { ...run, allowed: [...run.allowed, operation] }));
+}
+
+/** The run's change set was undone: its changed paths no longer name what is in the vault. */
+export function markUndone(state: ViewState, runId: string): ViewState {
+  return mapRun(state, runId, (run) => (run.undone ? run : { ...run, undone: true }));
+}
+
+/** A person's message as the page sent it: the text, then `@"path"` for each attached note. */
+export function splitGoal(goal: string): { text: string; chips: string[] } {
+  const cut = goal.lastIndexOf("\n\n");
+  const tail = cut < 0 ? "" : goal.slice(cut + 2);
+  const chips = [...tail.matchAll(/@"([^"]+)"/g)].map((m) => m[1] ?? "");
+  if (cut < 0 || chips.length === 0 || tail.replace(/@"[^"]+"/g, "").trim() !== "") return { text: goal, chips: [] };
+  return { text: goal.slice(0, cut), chips };
+}
+
+/**
+ * A stored conversation's runs, rebuilt from their recorded events by the same reducer as live
+ * frames, each with its change set's files (what it changed), whether that set was undone and
+ * which of its paths are gone. A run this page already follows live is kept as it is. Returns
+ * the state and the index of the conversation's first run in it.
+ */
+export function loadTranscript(state: ViewState, transcript: ConversationTranscript): { state: ViewState; first: number } {
+  const live = new Set(state.runs.filter((r) => r.finish === null).map((r) => r.runId));
+  const ids = new Set(transcript.runs.map((r) => r.runId));
+  const kept = state.runs.filter((r) => !ids.has(r.runId) || live.has(r.runId));
+  const loaded: Run[] = [];
+  for (const stored of transcript.runs) {
+    const current = state.runs.find((r) => r.runId === stored.runId);
+    if (current !== undefined && live.has(stored.runId)) {
+      loaded.push(current);
+      continue;
+    }
+    const { text, chips } = splitGoal(stored.goal);
+    const started = stored.events[0]?.time ?? 0;
+    let run = newRun(stored.runId, null, text, chips, started * 1000);
+    stored.events.forEach(({ event, time }, seq) => {
+      const frame: EventFrame = { type: "event", seq: seq + 1, runId: stored.runId, vaultId: null, event };
+      run = applyEvent(run, frame, time * 1000);
+    });
+    const cs = stored.changeSet;
+    if (cs !== null) {
+      const paths = cs.files.map((f) => (f.kind === "delete" ? f.from : f.to) ?? "").filter((p) => p !== "");
+      const gone = cs.files.filter((f) => !f.exists).map((f) => (f.kind === "delete" ? f.from : f.to) ?? "");
+      run = { ...run, changed: [...new Set(paths)], gone: [...new Set(gone)], undone: cs.undoneBy !== null };
+    } else {
+      run = { ...run, changed: [] };
+    }
+    if (run.finish === null) run = { ...run, status: "Stopped (the server ended before the run did)" };
+    loaded.push(run);
+  }
+  const rest = kept.filter((r) => !ids.has(r.runId));
+  return { state: { runs: [...rest, ...loaded] }, first: rest.length };
 }
 
 export function reduce(state: ViewState, frame: ServerFrame, now: number): ViewState {
@@ -151,22 +210,30 @@ function applyEvent(run: Run, frame: EventFrame, now: number): Run {
       return push(base, {
         type: "tool", key: `t${event.call_id}`, step: event.step, callId: event.call_id, name: event.name,
         args: event.arguments, raw: event.raw_arguments, added: event.added ?? {}, status: "running", preview: "",
-        result: null, source: "", durationMs: null, diffs: [],
+        result: null, source: "", durationMs: null, diffs: [], approval: null,
       });
     }
     case "approval_required": {
       const diffs = event.diffs ?? (event.diff ? [{ path: firstPath(event.arguments) ?? "", diff: event.diff }] : []);
-      const marked = updateTool(run, event.call_id, (t) => ({ ...t, status: "awaiting" }));
-      return push(marked, {
-        type: "approval", key: `p${event.call_id}`, callId: event.call_id, name: event.name,
-        operation: event.operation, args: event.arguments, reason: event.reason, diffs, resolved: null,
-      }, { status: "Waiting for your approval" });
+      const approval: Approval = {
+        callId: event.call_id, name: event.name, operation: event.operation, args: event.arguments,
+        reason: event.reason, diffs, resolved: null,
+      };
+      const waiting = { status: "Waiting for your approval" };
+      // With its tool call when there is one (so a finished run reads call, approval, result).
+      if (run.items.some((it) => it.type === "tool" && it.callId === event.call_id)) {
+        return { ...updateTool(run, event.call_id, (t) => ({ ...t, status: "awaiting", approval })), ...waiting };
+      }
+      return push(run, { type: "approval", key: `p${event.call_id}`, ...approval }, waiting);
     }
     case "approval_resolved": {
+      const resolved = { approved: event.approved, by: event.by };
       const items = run.items.map((it) =>
-        it.type === "approval" && it.callId === event.call_id ? { ...it, resolved: { approved: event.approved, by: event.by } } : it,
+        it.type === "approval" && it.callId === event.call_id ? { ...it, resolved } : it,
       );
-      const next = updateTool({ ...run, items }, event.call_id, (t) => ({ ...t, status: event.approved ? "running" : t.status }));
+      const next = updateTool({ ...run, items }, event.call_id, (t) => ({
+        ...t, status: event.approved ? "running" : t.status, approval: t.approval ? { ...t.approval, resolved } : null,
+      }));
       return { ...next, status: event.approved ? "Running" : "Rejected" };
     }
     case "tool_result": {

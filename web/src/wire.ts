@@ -71,6 +71,9 @@ export type ServerFrame = HelloFrame | ReplyFrame | EventFrame | StatusFrame | C
 export interface FileDiff {
   path: string;
   diff: string;
+  /** A move's two paths (a link rewrite elsewhere has from === to). */
+  from?: string | null;
+  to?: string | null;
 }
 
 export type AgentEvent =
@@ -179,4 +182,35 @@ export interface ConversationSummary {
 
 export function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** One file of a stored run's change set (GET /conversations/{id}). */
+export interface TranscriptFile {
+  kind: string;
+  operation: string;
+  from: string | null;
+  to: string | null;
+  /** The file is in the vault now. */
+  exists: boolean;
+}
+
+export interface TranscriptRun {
+  runId: string;
+  goal: string;
+  events: { event: AgentEvent; time: number }[];
+  changeSet: { id: string; summary: string; files: TranscriptFile[]; undoneBy: string | null } | null;
+}
+
+/** A stored conversation read back, run by run (GET /conversations/{id}). */
+export interface ConversationTranscript {
+  id: string;
+  title: string;
+  updated: number;
+  runs: TranscriptRun[];
+}
+
+/** The built-in agent's model (null: none) and the config file the server reads. */
+export interface ModelSetup {
+  model: string | null;
+  configPath: string;
 }

@@ -15,7 +15,9 @@
 import { type Connection, type ConnectionState, localFailure, nextId } from "./connection";
 import type {
   ConversationSummary,
+  ConversationTranscript,
   HelloFrame,
+  ModelSetup,
   JsonObject,
   ReplyFrame,
   ServerFrame,
@@ -187,6 +189,28 @@ export function connectWebSocket(url: string): Connection {
       try {
         const data = await getJson(`conversations?vaultId=${encodeURIComponent(vaultId)}`);
         return Array.isArray(data) ? (data as ConversationSummary[]) : null;
+      } catch {
+        return null;
+      }
+    },
+    async conversation(vaultId: string, id: string): Promise<ConversationTranscript | { error: string }> {
+      const path = `conversations/${encodeURIComponent(id)}?vaultId=${encodeURIComponent(vaultId)}`;
+      try {
+        const headers: Record<string, string> = { Accept: "application/json" };
+        if (key !== null) headers["Authorization"] = `Bearer ${key}`;
+        const response = await fetch(path, { credentials: "same-origin", headers });
+        const data: unknown = await response.json();
+        if (response.ok && isObject(data) && Array.isArray(data["runs"])) return data as unknown as ConversationTranscript;
+        const error = isObject(data) && isObject(data["error"]) ? data["error"]["message"] : null;
+        return { error: typeof error === "string" ? error : `The server answered HTTP ${response.status}.` };
+      } catch {
+        return { error: "The server could not be reached; try again once it is back." };
+      }
+    },
+    async modelSetup(): Promise<ModelSetup | null> {
+      try {
+        const data = await getJson("model-setup");
+        return isObject(data) && typeof data["configPath"] === "string" ? (data as unknown as ModelSetup) : null;
       } catch {
         return null;
       }

@@ -7,7 +7,7 @@
 
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { Connection, ConnectionState } from "../connection";
-import { allowForRun, emptyState, reduce, startRun, type ViewState } from "../state";
+import { allowForRun, emptyState, loadTranscript, markUndone, reduce, startRun, type ViewState } from "../state";
 import type { ConversationSummary, HelloFrame, JsonObject, ServerFrame, VaultInfo } from "../wire";
 import { isObject } from "../wire";
 import { Composer, type Draft, type Suggestion } from "./Composer";
@@ -35,6 +35,7 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
   const [vaults, setVaults] = useState<VaultInfo[]>([]);
   const [vault, setVault] = useState<string | null>(null);
   const [noModel, setNoModel] = useState<string | null>(null);
+  const [configPath, setConfigPath] = useState<string | null>(null);
   const [notices, setNotices] = useState<Notice[]>([]);
   const [conversations, setConversations] = useState<ConversationSummary[] | null>(null);
   const [continuing, setContinuing] = useState<string | null>(null);
@@ -42,8 +43,12 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
   const scroller = useRef<HTMLDivElement>(null);
   const [pinned, setPinned] = useState(true);
 
-  // A problem is an alert; "ok" news (an undo done, a pause taken) is a quiet status line.
-  const notify = (text: string, ok = false) => setNotices((n) => [...n.slice(-3), { text, ok }]);
+  // A problem is an alert; "ok" news (a pause taken) is a quiet status line that goes by itself.
+  const notify = (text: string, ok = false) => {
+    const notice = { text, ok };
+    setNotices((n) => [...n.slice(-3), notice]);
+    if (ok) window.setTimeout(() => setNotices((n) => n.filter((x) => x !== notice)), 6000);
+  };
 
   useEffect(() => {
     const off = connection.onState((state, detail) => setConn({ state, detail, hello: connection.hello }));
@@ -92,6 +97,11 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
   }, [conn.state, connection]);
 
   useEffect(() => {
+    // The no-model panel names the config file the server reads.
+    if (noModel !== null && configPath === null) void connection.modelSetup().then((m) => setConfigPath(m?.configPath ?? null));
+  }, [noModel !== null, connection]);
+
+  useEffect(() => {
     if (vaultId && vaults.some((x) => x.vaultId === vaultId)) setVault(vaultId);
   }, [vaultId]);
 
@@ -129,11 +139,17 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
     },
     async undo(runId) {
       // An agent run is one change set, named by the run id; the server knows the run's vault.
-      const r = await connection.send("UndoRun", { runId });
+      const args: JsonObject = { runId };
+      if (vault !== null) args["vaultId"] = vault;
+      const r = await connection.send("UndoRun", args);
       const restored = isObject(r.result) && Array.isArray(r.result["restored"]) ? r.result["restored"].length : 0;
-      if (r.success) notify(`The run's changes were undone (${restored} file${restored === 1 ? "" : "s"} restored).`, true);
-      else notify(r.error?.message ?? "Undo failed.");
-      return r.success;
+      if (!r.success) {
+        notify(r.error?.message ?? "Undo failed.");
+        return null;
+      }
+      // Said in the run's summary, where the person clicked, not in a banner over the conversation.
+      setView((v) => (viewRef.current = markUndone(v, runId)));
+      return `${restored} file${restored === 1 ? "" : "s"} restored`;
     },
   };
 
@@ -147,6 +163,9 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
     if (reply.success && isObject(reply.result) && typeof reply.result["runId"] === "string") {
       const runId = reply.result["runId"];
       setView((v) => (viewRef.current = startRun(v, runId, vault, text, attached, Date.now())));
+      // The next message continues this conversation, until "New conversation".
+      const conv = reply.result["conversationId"];
+      if (typeof conv === "string") setContinuing(conv);
     } else if (reply.error?.code === "setup_required") {
       setNoModel(reply.error.message);
     } else {
@@ -182,6 +201,29 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
     return rows.filter(isObject).map((r) => ({ path: String(r["path"] ?? ""), title: String(r["title"] ?? r["path"] ?? "") })).filter((s) => s.path);
   };
 
+  // The model is read when the server starts: the panel stays until the server has one.
+  const checkModel = () => void connection.modelSetup().then((m) => {
+    if (m === null || m.model !== null) setNoModel(null);
+    else notify(`Still no model: set one in ${m.configPath} or the environment, then restart the server.`);
+  });
+
+  // A past conversation: its runs read back from the server, and the next message continues it.
+  const openConversation = async (id: string) => {
+    if (vault === null) return;
+    setContinuing(id);
+    const transcript = await connection.conversation(vault, id);
+    if ("error" in transcript) {
+      notify(transcript.error);
+      return;
+    }
+    const loaded = loadTranscript(viewRef.current, transcript);
+    const runs = loaded.state.runs.map((r, i) => (i >= loaded.first && r.vaultId === null ? { ...r, vaultId: vault } : r));
+    viewRef.current = { runs };
+    setView(viewRef.current);
+    setSince(loaded.first);
+    setPinned(true);
+  };
+
   const vaultName = vaults.find((v) => v.vaultId === vault)?.name ?? vault ?? "";
   const canUndo = conn.hello?.commands?.includes("UndoRun") ?? false;
   const last = runs[runs.length - 1] ?? null;
@@ -204,7 +246,7 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
         onNew={() => { setSince(view.runs.length); setContinuing(null); }}
         conversations={conversations}
         current={continuing}
-        onContinue={(id) => setContinuing(id)}
+        onContinue={(id) => void openConversation(id)}
       />
       <main class="conversation" aria-label="Conversation">
         {conn.state !== "open" && (
@@ -229,7 +271,7 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
           onWheel={(e) => { if (e.deltaY < 0) setPinned(false); }}
           onKeyDown={(e) => { if (["PageUp", "ArrowUp", "Home"].includes(e.key)) setPinned(false); }}
         >
-          {noModel !== null && <NoModelPanel detail={noModel} onCheckAgain={() => setNoModel(null)} />}
+          {noModel !== null && <NoModelPanel detail={noModel} configPath={configPath} onCheckAgain={checkModel} />}
           {runs.length === 0 && noModel === null && (
             <div class="empty">
               <h1>Ask your vault</h1>
@@ -257,7 +299,16 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
             <dd>{fmtTokens(last.totalTokens)}</dd>
             {last.costUsd !== null && (<><dt>Cost</dt><dd>{fmtCost(last.costUsd)}</dd></>)}
             <dt>Notes changed</dt>
-            <dd>{last.changed.length === 0 ? "none" : last.changed.join(", ")}</dd>
+            <dd>
+              {last.changed.length === 0 ? "none" : (
+                <ul class="changed-list">
+                  {last.changed.map((p) => (
+                    <li key={p} class={last.undone || last.gone.includes(p) ? "gone" : ""}>{p}</li>
+                  ))}
+                </ul>
+              )}
+              {last.undone && <span class="muted">Undone</span>}
+            </dd>
           </dl>
         )}
       </aside>

@@ -27,34 +27,50 @@ const PROVIDERS: { name: string; note: string; env: string; toml: string }[] = [
   },
   {
     name: "Anthropic",
-    note: "Needs the extra: pip install 'vaultpilot[anthropic]'.",
+    note: "Needs the extra: `pip install 'vaultpilot[anthropic]'`.",
     env: "export VAULTPILOT_PROVIDER=anthropic\nexport ANTHROPIC_API_KEY=sk-ant-...\nexport VAULTPILOT_MODEL=claude-3-5-haiku-latest",
     toml: 'provider = "anthropic"\nmodel = "claude-3-5-haiku-latest"',
   },
 ];
 
-export function NoModelPanel(props: { detail: string; onCheckAgain(): void }) {
+/** Text with `code` spans: the backticked parts as code, the rest as text. */
+function withCode(text: string) {
+  return text.split(/`([^`]+)`/).map((part, i) => (i % 2 === 1 ? <code key={i}>{part}</code> : part));
+}
+
+export function NoModelPanel(props: { detail: string; configPath: string | null; onCheckAgain(): void }) {
   return (
     <section class="panel no-model" aria-labelledby="no-model-title">
       <h2 id="no-model-title">No model is configured</h2>
       <p>
         The agent needs a chat model. Choose one below, set it in the environment of{" "}
-        <code>vaultpilot serve</code> (or in its config file, <code>config.toml</code>; <code>vaultpilot config</code>{" "}
-        shows where it is and every setting), then restart the server. Search keeps working without a model.
+        <code>vaultpilot serve</code> or in its config file
+        {props.configPath ? (
+          <>
+            {" "}
+            <code class="config-path">{props.configPath}</code>
+          </>
+        ) : (
+          <>
+            , <code>config.toml</code> (<code>vaultpilot config</code> shows where it is)
+          </>
+        )}
+        , then restart the server. Search keeps working without a model.
       </p>
       {props.detail && <pre class="server-says">{props.detail}</pre>}
       <div class="providers">
         {PROVIDERS.map((p) => (
           <section class="provider" key={p.name} aria-label={p.name}>
             <h3>{p.name}</h3>
-            <p>{p.note}</p>
+            <p>{withCode(p.note)}</p>
             <pre>{p.env}</pre>
-            <p class="or">or in config.toml:</p>
+            <p class="or">or in {props.configPath ? <code>{props.configPath}</code> : "config.toml"}:</p>
             <pre>{p.toml}</pre>
           </section>
         ))}
       </div>
-      <button type="button" onClick={props.onCheckAgain}>Check again</button>
+      <button type="button" onClick={props.onCheckAgain}>Check again</button>{" "}
+      <span class="muted">after restarting the server</span>
     </section>
   );
 }

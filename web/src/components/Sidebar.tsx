@@ -103,6 +103,25 @@ function VaultSearch({ connection, vault, name }: { connection: Connection; vaul
   const [message, setMessage] = useState("");
   const [preview, setPreview] = useState<null | { path: string; text: string }>(null);
   const ticket = useRef(0);
+  const opener = useRef<HTMLElement | null>(null);
+  const close = useRef<HTMLButtonElement>(null);
+  const shut = () => {
+    setPreview(null);
+    opener.current?.focus();
+  };
+
+  useEffect(() => {
+    if (preview === null) return;
+    close.current?.focus();
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape") {
+        e.preventDefault();
+        shut();
+      }
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, [preview]);
 
   useEffect(() => {
     const q = query.trim();
@@ -121,13 +140,16 @@ function VaultSearch({ connection, vault, name }: { connection: Connection; vaul
         path: String(r["path"] ?? ""), title: String(r["title"] ?? r["path"] ?? ""),
         excerpt: String(r["excerpt"] ?? ""), relevance: Number(r["relevance"] ?? 0),
       })));
-      const note = reply.error?.message ?? (typeof result["suggestion"] === "string" ? result["suggestion"] : "");
-      setMessage(rows.length === 0 ? note || "No notes found." : note);
+      // The tool's own hint is for the model (filters it can pass); a person refines the words.
+      const total = typeof result["totalFound"] === "number" ? result["totalFound"] : rows.length;
+      const more = total > rows.length ? `Showing ${rows.length} of ${total}: refine the words to narrow it.` : "";
+      setMessage(reply.error?.message ?? (rows.length === 0 ? "No notes found." : more));
     }, 200);
     return () => window.clearTimeout(t);
   }, [query, vault]);
 
-  const open = async (path: string) => {
+  const open = async (path: string, from: HTMLElement) => {
+    opener.current = from;
     const reply = await connection.send("obsidian_get_context", { contextType: "read_note", target: path, responseFormat: "detailed", VaultID: vault });
     const result = isObject(reply.result) ? reply.result : {};
     const note = isObject(result["primaryNote"]) ? result["primaryNote"] : {};
@@ -142,20 +164,30 @@ function VaultSearch({ connection, vault, name }: { connection: Connection; vaul
       <ul class="hits">
         {hits.map((hit) => (
           <li key={hit.path}>
-            <button type="button" onClick={() => void open(hit.path)}>
-              <span class="title">{hit.title}</span> <span class="path">{hit.path}</span>
+            <button type="button" onClick={(e) => void open(hit.path, e.currentTarget as HTMLElement)}>
+              <span class="title">{hit.title}</span>{" "}
+              <span class="hit-row">
+                <span class="path">{hit.path}</span>{" "}
+                <span class="relevance" title="How well the note matches the words (100% is the best)">
+                  <meter min={0} max={1} value={hit.relevance} aria-hidden="true" /> {Math.round(hit.relevance * 100)}%
+                  <span class="sr"> relevance</span>
+                </span>
+              </span>
               <span class="excerpt">{hit.excerpt.replace(/\*\*/g, "")}</span>
             </button>
           </li>
         ))}
       </ul>
       {preview && (
-        <div class="preview" role="dialog" aria-label={`Preview of ${preview.path}`}>
-          <div class="preview-head">
-            <code>{preview.path}</code>
-            <button type="button" onClick={() => setPreview(null)}>Close</button>
+        // Over the page where the person looks, not below the results; Escape or a click outside closes it.
+        <div class="preview-backdrop" onClick={(e) => { if (e.target === e.currentTarget) shut(); }}>
+          <div class="preview" role="dialog" aria-modal="true" aria-label={`Preview of ${preview.path}`}>
+            <div class="preview-head">
+              <code>{preview.path}</code>
+              <button type="button" ref={close} onClick={shut}>Close <kbd aria-hidden="true">Esc</kbd></button>
+            </div>
+            {renderMarkdown(preview.text, name)}
           </div>
-          {renderMarkdown(preview.text, name)}
         </div>
       )}
     </section>

@@ -6,10 +6,10 @@
  */
 
 import { Component } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { parseDiff } from "../diff";
 import { obsidianUri, renderMarkdown } from "../markdown";
-import type { Item, Run } from "../state";
+import type { Approval, Item, Run } from "../state";
 import type { FileDiff, JsonObject } from "../wire";
 
 export const WINDOW = 120;
@@ -17,8 +17,8 @@ export const WINDOW = 120;
 export interface Actions {
   /** Answer an approval; resolves to whether the server took the answer. */
   approve(callId: string, approved: boolean, opts: { reason?: string; files?: string[]; forRun?: string }): Promise<boolean>;
-  /** Undo the run's change set; resolves to whether it was undone. */
-  undo(runId: string): Promise<boolean>;
+  /** Undo the run's change set; resolves to what was restored once undone, null if not. */
+  undo(runId: string): Promise<string | null>;
 }
 
 export function RunView(props: { run: Run; vault: string; actions: Actions; canUndo: boolean }) {
@@ -47,7 +47,7 @@ export function RunView(props: { run: Run; vault: string; actions: Actions; canU
       )}
       <ol class="steps">
         {items.map((item) => (
-          <ItemView key={item.key} item={item} vault={vault} actions={actions} run={run.runId} allowed={run.allowed} />
+          <ItemView key={item.key} item={item} vault={vault} actions={actions} run={run.runId} allowed={run.allowed} undone={run.undone} />
         ))}
       </ol>
       {run.finish === null ? <Working run={run} /> : <RunSummary run={run} vault={vault} actions={actions} canUndo={props.canUndo} />}
@@ -61,15 +61,17 @@ interface ItemProps {
   actions: Actions;
   run: string;
   allowed: string[];
+  /** The run's changes were undone: the paths its results name are no longer links. */
+  undone: boolean;
 }
 
-/** Re-renders only when its item (or the vault) changed identity. */
+/** Re-renders only when its item (or the vault, or whether the run was undone) changed. */
 class ItemView extends Component<ItemProps> {
   override shouldComponentUpdate(next: ItemProps): boolean {
-    return next.item !== this.props.item || next.vault !== this.props.vault;
+    return next.item !== this.props.item || next.vault !== this.props.vault || next.undone !== this.props.undone;
   }
   override render() {
-    const { item, vault, actions, run } = this.props;
+    const { item, vault, actions, run, undone } = this.props;
     switch (item.type) {
       case "step":
         return (
@@ -97,9 +99,13 @@ class ItemView extends Component<ItemProps> {
       case "answer":
         return <li class="answer" aria-label="Answer">{renderMarkdown(item.text, vault)}</li>;
       case "tool":
-        return <ToolCard item={item} vault={vault} />;
+        return <ToolCard item={item} vault={vault} actions={actions} run={run} undone={undone} />;
       case "approval":
-        return <ApprovalCard item={item} vault={vault} actions={actions} run={run} />;
+        return (
+          <li class="approval-item">
+            <ApprovalCard item={item} vault={vault} actions={actions} run={run} />
+          </li>
+        );
       case "attached":
         return (
           <li class="notice">
@@ -120,7 +126,8 @@ class ItemView extends Component<ItemProps> {
 
 const KEY_ARGS = ["operation", "queryType", "contextType", "query", "target", "targets", "destination", "date", "Command", "FilePath"];
 
-function ToolCard({ item, vault }: { item: Extract<Item, { type: "tool" }>; vault: string }) {
+function ToolCard(props: { item: Extract<Item, { type: "tool" }>; vault: string; actions: Actions; run: string; undone: boolean }) {
+  const { item, vault } = props;
   const args = item.args ?? {};
   const op = str(args["operation"]) ?? str(args["queryType"]) ?? str(args["contextType"]);
   const main = KEY_ARGS.filter((k) => !["operation", "queryType", "contextType"].includes(k) && args[k] !== undefined);
@@ -148,6 +155,7 @@ function ToolCard({ item, vault }: { item: Extract<Item, { type: "tool" }>; vaul
           {Object.keys(item.added).length > 0 && <p class="muted">Added by vaultpilot: <code>{JSON.stringify(item.added)}</code></p>}
         </details>
       )}
+      {item.approval !== null && <ApprovalCard item={item.approval} vault={vault} actions={props.actions} run={props.run} />}
       {item.status === "ok" || item.status === "failed" ? (
         <div class={`result result-${item.status}`}>
           <details>
@@ -158,7 +166,7 @@ function ToolCard({ item, vault }: { item: Extract<Item, { type: "tool" }>; vaul
             <pre class="json">{JSON.stringify(item.result, null, 2)}</pre>
           </details>
           {item.diffs.map((d) => (
-            <DiffView key={d.path} diff={d} vault={vault} />
+            <DiffView key={d.path} diff={d} vault={vault} linked={!props.undone} />
           ))}
         </div>
       ) : null}
@@ -174,13 +182,36 @@ function resultLine(item: Extract<Item, { type: "tool" }>): string {
   return item.status === "ok" ? "done" : "failed";
 }
 
-function ApprovalCard(props: { item: Extract<Item, { type: "approval" }>; vault: string; actions: Actions; run: string }) {
+/** One sentence for what a change will do, when the tool's diffs (or arguments) say more than
+ * its generic description: a move's from and to and the notes whose links it rewrites. */
+export function approvalSummary(item: Approval): string | null {
+  const moved = item.diffs.find((d) => d.from && d.to && d.from !== d.to);
+  if (moved) {
+    const others = item.diffs.filter((d) => d !== moved && parseDiff(d.diff).added > 0).length;
+    const links = others === 0 ? "no other note's links change" : `rewrites the links in ${others} other note${others === 1 ? "" : "s"}`;
+    return `Moves ${moved.from} to ${moved.to}; ${links}.`;
+  }
+  const target = str(item.args["target"]);
+  const destination = str(item.args["destination"]) ?? str(item.args["newPath"]);
+  if (target && destination && /move|rename/.test(item.operation ?? "")) return `Moves ${target} to ${destination}.`;
+  return null;
+}
+
+function isTextField(el: Element | null): boolean {
+  if (el === null) return false;
+  if (el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement) return true;
+  if (el instanceof HTMLInputElement) return !["checkbox", "radio", "button", "submit", "reset"].includes(el.type);
+  return el instanceof HTMLElement && el.isContentEditable;
+}
+
+function ApprovalCard(props: { item: Approval; vault: string; actions: Actions; run: string }) {
   const { item, vault, actions } = props;
   const files = approvalFiles(item.diffs, item.args);
   const [picked, setPicked] = useState<string[]>(files);
   const [forRun, setForRun] = useState(false);
   const [reason, setReason] = useState("");
   const [sent, setSent] = useState<null | boolean>(null);
+  const card = useRef<HTMLDivElement>(null);
   const operation = `${item.name}${item.operation ? `.${item.operation}` : ""}`;
   const decided = item.resolved ?? (sent === null ? null : { approved: sent, by: "you" });
   const decide = (approved: boolean) => {
@@ -197,12 +228,42 @@ function ApprovalCard(props: { item: Extract<Item, { type: "approval" }>; vault:
         if (!taken) setSent(null);
       });
   };
+  const decideRef = useRef(decide);
+  decideRef.current = decide;
+  const pending = decided === null;
+  useEffect(() => {
+    if (!pending) return;
+    // Keys y / n answer the first waiting card, unless the person is typing in a text field.
+    const onKey = (e: KeyboardEvent) => {
+      if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || e.repeat) return;
+      if (e.key !== "y" && e.key !== "n") return;
+      if (isTextField(document.activeElement)) return;
+      if (card.current === null || card.current !== document.querySelector(".approval.pending")) return;
+      e.preventDefault();
+      decideRef.current(e.key === "y");
+    };
+    // Take the keyboard when nothing is being typed (an empty message box), so y / n work at once.
+    const active = document.activeElement;
+    const idle = active === null || active === document.body || (isTextField(active) && (active as HTMLTextAreaElement).value === "");
+    if (idle) card.current?.focus({ preventScroll: true });
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, [pending]);
+  const summary = approvalSummary(item);
   return (
-    <li class={`approval ${decided ? (decided.approved ? "approved" : "rejected") : "pending"}`} aria-label={`Approval: ${operation}`}>
+    <div
+      ref={card}
+      tabIndex={-1}
+      class={`approval ${decided ? (decided.approved ? "approved" : "rejected") : "pending"}`}
+      role="group"
+      aria-label={`Approval: ${operation}`}
+      aria-keyshortcuts={pending ? "y n" : undefined}
+    >
       <div class="approval-head">
-        <strong>Approve {item.operation ?? item.name}?</strong> <span class="reason">{item.reason}</span>
+        <strong>Approve {item.operation ?? item.name}?</strong>{" "}
+        {summary !== null ? <span class="what">{summary}</span> : <span class="reason">{item.reason}</span>}
       </div>
-      {item.diffs.length === 0 && <pre class="json">{JSON.stringify(item.args, null, 2)}</pre>}
+      {item.diffs.length === 0 && summary === null && <pre class="json">{JSON.stringify(item.args, null, 2)}</pre>}
       {files.length > 1 && !decided && (
         <fieldset class="files">
           <legend>Files to change</legend>
@@ -220,7 +281,7 @@ function ApprovalCard(props: { item: Extract<Item, { type: "approval" }>; vault:
       )}
       {/* Once approved, the tool's result shows the change; the diff is not repeated here. */}
       {!decided?.approved &&
-        item.diffs.map((d) => <DiffView key={d.path} diff={d} vault={vault} />)}
+        item.diffs.map((d) => <DiffView key={d.path} diff={d} vault={vault} linked={false} />)}
       {decided ? (
         <div class="decision" role="status">
           {decided.approved ? "Approved" : "Rejected"}
@@ -228,8 +289,12 @@ function ApprovalCard(props: { item: Extract<Item, { type: "approval" }>; vault:
         </div>
       ) : (
         <div class="approval-actions">
-          <button type="button" class="primary" onClick={() => decide(true)}>Approve</button>
-          <button type="button" class="danger" onClick={() => decide(false)}>Reject</button>
+          <button type="button" class="primary" aria-keyshortcuts="y" onClick={() => decide(true)}>
+            Approve <kbd aria-hidden="true">y</kbd>
+          </button>
+          <button type="button" class="danger" aria-keyshortcuts="n" onClick={() => decide(false)}>
+            Reject <kbd aria-hidden="true">n</kbd>
+          </button>
           <label class="for-run">
             <input type="checkbox" checked={forRun} onChange={(e) => setForRun((e.currentTarget as HTMLInputElement).checked)} /> Allow {item.operation ?? item.name} for the rest of the run
           </label>
@@ -243,7 +308,7 @@ function ApprovalCard(props: { item: Extract<Item, { type: "approval" }>; vault:
           />
         </div>
       )}
-    </li>
+    </div>
   );
 }
 
@@ -253,12 +318,15 @@ function approvalFiles(diffs: FileDiff[], args: JsonObject): string[] {
   return Array.isArray(t) ? t.filter((x): x is string => typeof x === "string") : [];
 }
 
-export function DiffView({ diff, vault }: { diff: FileDiff; vault: string }) {
+/** A file's diff; `linked`: its path opens the note in Obsidian (not for a note that is not
+ * there: a change waiting for approval, or one undone since). */
+export function DiffView({ diff, vault, linked = true }: { diff: FileDiff; vault: string; linked?: boolean }) {
   const parsed = parseDiff(diff.diff);
+  const moved = diff.from && diff.to && diff.from !== diff.to ? `${diff.from} → ${diff.to}` : null;
   return (
     <figure class="diff" aria-label={`Changes to ${diff.path}`}>
       <figcaption>
-        {diff.path ? <a href={obsidianUri(vault, diff.path)}>{diff.path}</a> : "Changes"}{" "}
+        {moved ?? (diff.path ? linked ? <a href={obsidianUri(vault, diff.path)}>{diff.path}</a> : diff.path : "Changes")}{" "}
         <span class="plus">+{parsed.added}</span> <span class="minus">−{parsed.removed}</span>
       </figcaption>
       <table>
@@ -293,7 +361,8 @@ function Working({ run }: { run: Run }) {
 }
 
 function RunSummary({ run, vault, actions, canUndo }: { run: Run; vault: string; actions: Actions; canUndo: boolean }) {
-  const [undo, setUndo] = useState<"idle" | "undoing" | "undone">("idle");
+  const [undoing, setUndoing] = useState(false);
+  const [told, setTold] = useState("");
   const f = run.finish;
   if (f === null) return null;
   const elapsed = (run.finishedAt ?? run.startedAt) - run.startedAt;
@@ -304,25 +373,34 @@ function RunSummary({ run, vault, actions, canUndo }: { run: Run; vault: string;
         {/step/i.test(f.message) ? "" : ` · ${f.steps} step${f.steps === 1 ? "" : "s"}`} · {fmtTokens(run.totalTokens)} tokens
         {run.costUsd !== null && ` · ${fmtCost(run.costUsd)}`} · {fmtElapsed(elapsed)} · {run.changed.length} note
         {run.changed.length === 1 ? "" : "s"} changed
-        {(f.undo || canUndo) && run.changed.length > 0 && undo !== "undone" && (
+        {(f.undo || canUndo) && run.changed.length > 0 && !run.undone && (
           <button
             type="button"
-            disabled={undo === "undoing"}
+            disabled={undoing}
             onClick={() => {
-              setUndo("undoing");
-              void actions.undo(run.runId).then((ok) => setUndo(ok ? "undone" : "idle"));
+              setUndoing(true);
+              void actions.undo(run.runId).then((outcome) => {
+                setUndoing(false);
+                setTold(outcome ?? "");
+              });
             }}
           >
             Undo
           </button>
         )}
-        {undo === "undone" && <span class="undone" role="status"> · Undone</span>}
+        {run.undone && <span class="undone" role="status"> · Undone{told ? `: ${told}` : ""}</span>}
       </div>
       {run.changed.length > 0 && (
         <ul class="changed" aria-label="Notes changed">
           {run.changed.map((p) => (
             <li key={p}>
-              <a href={obsidianUri(vault, p)}>{p}</a>
+              {run.undone || run.gone.includes(p) ? (
+                <span class="gone">
+                  <span class="path">{p}</span> <span class="muted">({run.undone ? "undone" : "no longer in the vault"})</span>
+                </span>
+              ) : (
+                <a href={obsidianUri(vault, p)}>{p}</a>
+              )}
             </li>
           ))}
         </ul>
