@@ -4,7 +4,9 @@ An agent run is one change set whose id is the run's id (``agent.vault_tools``),
 write the terminal view asks ``RunChanges.new()`` for the file changes it has not shown yet (to
 print ``Edit(Inbox.md) +3 −1``), and at the end ``summary()`` for every note the run touched
 (its first "before" against its last "after"), with the change set's id for the undo hint.
-Reading the journal never fails a run: a journal that cannot be read gives no lines.
+Reading the journal never fails a run: a journal that cannot be read gives no lines. A folder
+made only to hold a created or moved item (the journal's ``mkdir`` above another change's path)
+is not a line of its own: the item's line already says where it went.
 """
 
 from __future__ import annotations
@@ -39,6 +41,18 @@ class FileStep:
         return f"{self.path} +{self.added} −{self.removed}"
 
 
+def _without_parent_folders(changes: tuple[StoredChange, ...]) -> tuple[StoredChange, ...]:
+    """The changes without the folders made as parents of another change's path."""
+    inside = {
+        "/".join(parts[:i])
+        for c in changes
+        if c.path_after
+        for parts in [c.path_after.split("/")]
+        for i in range(1, len(parts))
+    }
+    return tuple(c for c in changes if not (c.kind == "mkdir" and c.path_after in inside))
+
+
 class RunChanges:
     def __init__(self, journal: Journal | None, vault: str) -> None:
         self.journal = journal
@@ -54,9 +68,10 @@ class RunChanges:
         if self.journal is None or self.run_id is None:
             return ()
         try:
-            return self.journal.get(self.vault, self.run_id).changes
+            changes = self.journal.get(self.vault, self.run_id).changes
         except VaultpilotError:
             return ()  # no change set yet: nothing written
+        return _without_parent_folders(changes)
 
     def new(self) -> list[FileStep]:
         """The file changes made since the last call."""

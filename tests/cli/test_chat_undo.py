@@ -1,0 +1,88 @@
+"""``/undo`` in ``vaultpilot chat``, through the real command (lines on stdin), the real vault
+tools and journal, and the scripted model server: twice in a row, and after a move into a new
+folder."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from vaultpilot.agent.testing import ScriptedCall, ScriptedModelServer, ScriptedTurn
+from vaultpilot.cli.main import app
+
+runner = CliRunner()
+
+
+def _env(tmp_path: Path, server: ScriptedModelServer) -> dict[str, str]:
+    return {
+        "VAULTPILOT_DATA_DIR": str(tmp_path / "data"),
+        "VAULTPILOT_CONFIG": str(tmp_path / "config.toml"),
+        "VAULTPILOT_MODEL": "scripted",
+        "VAULTPILOT_MAX_RETRIES": "0",
+        "VAULTPILOT_BASE_URL": server.base_url,
+        "OPENAI_API_KEY": "test-key",
+        "COLUMNS": "200",
+        "NO_COLOR": "1",
+    }
+
+
+def test_a_second_undo_says_the_run_was_already_undone(example_vault: Path, tmp_path: Path) -> None:
+    inbox = (example_vault / "Inbox.md").read_bytes()
+    move = {"operation": "move_note", "target": "Inbox.md", "destination": "Filed/Later/Inbox.md"}
+    turns = [
+        ScriptedTurn(tool_calls=[ScriptedCall(name="obsidian_vault_manager", arguments=move)]),
+        ScriptedTurn(text="Filed."),
+    ]
+    with ScriptedModelServer(turns) as server:
+        env = _env(tmp_path, server)
+        done = runner.invoke(
+            app,
+            ["chat", "--vault", str(example_vault), "--yes"],
+            env=env,
+            input="file the inbox\n/undo\n/undo\n/exit\n",
+        )
+    out = done.output
+    assert done.exit_code == 0, out
+    assert (example_vault / "Inbox.md").read_bytes() == inbox
+    assert not (example_vault / "Filed").exists()  # the folders the move made went with it
+    run_id = re.search(r"Undid change set (run-[0-9a-f]{12}): restored ", out)
+    assert run_id is not None, out
+    assert "removed the empty folder(s) Filed/Later, Filed" in out
+    history = runner.invoke(app, ["history", "--json", "--vault", str(example_vault)], env=env)
+    sets = json.loads(history.stdout)
+    undo = next(s for s in sets if s["undoOf"] == run_id.group(1))
+    second = out.split("removed the empty folder(s)", 1)[1]
+    assert "Nothing to undo: this chat's run's changes were already undone." in second
+    assert f"already undone by {undo['id']}" in second
+    assert "has changed no notes" not in out and "Undid change set" not in second
+
+
+def test_run_lines_leave_out_the_folders_made_to_hold_an_item(
+    example_vault: Path, tmp_path: Path
+) -> None:
+    calls = [
+        {"operation": "create_folder", "target": "Plans/2026/Q1"},
+        {"operation": "create_note", "target": "Ideas/Soon/Later.md", "content": "later\n"},
+    ]
+    turns = [
+        *(
+            ScriptedTurn(tool_calls=[ScriptedCall(name="obsidian_vault_manager", arguments=a)])
+            for a in calls
+        ),
+        ScriptedTurn(text="Made."),
+    ]
+    with ScriptedModelServer(turns) as server:
+        done = runner.invoke(
+            app,
+            ["ask", "make them", "--vault", str(example_vault), "--yes"],
+            env=_env(tmp_path, server),
+        )
+    out = done.output
+    assert done.exit_code == 0, out
+    assert "Plans/2026/Q1/ (new folder)" in out and "Ideas/Soon/Later.md (new, +1)" in out
+    for parent in ("Plans/ (new", "Plans/2026/ (new", "Ideas/ (new", "Ideas/Soon/ (new"):
+        assert parent not in out
+    assert "Changed 2 note(s):" in out
