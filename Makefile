@@ -5,7 +5,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-VAULT ?= examples/vault
+# `make run` serves a copy of the example vault, made once and kept between runs, so a model's
+# edits never touch the repository's own files. Delete scratch/ for a fresh copy, or serve your
+# own vault with `make run VAULT=/path/to/vault`.
+RUN_VAULT := scratch/vault
+VAULT ?= $(RUN_VAULT)
 
 DEMO ?= /tmp/vaultpilot-demo
 
@@ -25,7 +29,14 @@ $(STAMP): pyproject.toml $(BIN)/python
 install-model: $(STAMP)
 	$(BIN)/python -m vaultpilot.index.embedding build
 
-run: $(STAMP)
+$(RUN_VAULT):
+	@rm -rf $(RUN_VAULT).tmp && mkdir -p $(dir $(RUN_VAULT)) && cp -R examples/vault $(RUN_VAULT).tmp
+	@mv $(RUN_VAULT).tmp $(RUN_VAULT)
+
+run: $(STAMP) $(filter $(RUN_VAULT),$(VAULT))
+	@if [ "$(VAULT)" = "$(RUN_VAULT)" ]; then \
+	  echo "Serving $(CURDIR)/$(RUN_VAULT): a copy of examples/vault, kept between runs (delete it for a fresh one)."; \
+	fi
 	$(BIN)/vaultpilot index --vault $(VAULT)
 	$(BIN)/vaultpilot serve --vault $(VAULT) --show-key
 
