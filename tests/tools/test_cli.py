@@ -60,3 +60,25 @@ def test_stdin_and_failures_exit_2(vault: Path) -> None:
     assert bad.exit_code == 2 and "--json is not valid JSON" in bad.output
     nameless = runner.invoke(app, ["tool"])
     assert nameless.exit_code == 2 and "Name the tool to call" in nameless.output
+
+
+def test_the_list_marks_dry_run_on_the_operations_that_take_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from vaultpilot.cli.tool_cmds import _summary
+    from vaultpilot.tools import TOOLS, tool_schemas
+
+    _summary()
+    lines = {
+        line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line[:2] == "  "
+    }
+    takes = {s["name"]: "dryRun" in s["parameters"].get("properties", {}) for s in tool_schemas()}
+    assert takes == {
+        "obsidian_query_vault": False,
+        "obsidian_get_context": False,
+        "obsidian_vault_manager": True,
+    }
+    for tool in TOOLS:
+        for op in tool.operations.values():
+            assert ("dryRun" in lines[op.name]) == (op.dry_run and takes[tool.name]), lines[op.name]
+    assert "dryRun" in lines["move_note"] and "dryRun" not in lines["read_note"]

@@ -45,16 +45,18 @@ def _print(value: Any) -> None:
 
 
 def _summary() -> None:
-    """One line per tool and operation: what it does, and whether it writes or asks first."""
+    """One line per tool and operation: what it does, whether it writes or asks first, and
+    whether it previews with dryRun (its facts say so and its tool's schema has the field)."""
     from vaultpilot.tools import TOOLS
 
     for tool in TOOLS:
         typer.echo(f"{tool.name}  ({tool.title})")
+        previews = "dryRun" in tool.spec()["parameters"].get("properties", {})
         for op in tool.operations.values():
             marks = ["writes" if op.writes else "reads"]
             if op.destructive:
                 marks.append("asks first in the agent")
-            if op.dry_run:
+            if op.dry_run and previews:
                 marks.append("dryRun")
             typer.echo(f"  {op.name:<22} {op.effect}  [{', '.join(marks)}]")
     typer.echo(
