@@ -84,7 +84,7 @@ PUBLIC_PATHS = frozenset({"/", "/index.html", "/app.js", "/app.css", LOGIN_PATH}
 KEY_ONLY_PATHS = frozenset({"/login-link"})
 _COOKIE_SITES = frozenset({"same-origin", "none"})
 CLOSE_SIGNED_OUT = 4401  # the code ws.py closes a refused Authenticate with; the page knows it
-_NEW_LINK = "For a new link, run `vaultpilot open` or see the server's terminal."
+_NEW_LINK = "For a new link, run 'vaultpilot open' or see the server's terminal."
 _Cookie = Literal["ok", "none", "expired", "unknown"]
 
 
