@@ -64,7 +64,7 @@ export function NoModelPanel(props: { detail: string; configPath: string | null;
             <h3>{p.name}</h3>
             <p>{withCode(p.note)}</p>
             <pre>{p.env}</pre>
-            <p class="or">or in {props.configPath ? <code>{props.configPath}</code> : "config.toml"}:</p>
+            <p class="or">or in the config file:</p>
             <pre>{p.toml}</pre>
           </section>
         ))}
