@@ -197,11 +197,13 @@ export function approvalSummary(item: Approval): string | null {
   return null;
 }
 
+/** A field the person types into (by tag: an Obsidian pop-out window has its own classes). */
 function isTextField(el: Element | null): boolean {
   if (el === null) return false;
-  if (el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement) return true;
-  if (el instanceof HTMLInputElement) return !["checkbox", "radio", "button", "submit", "reset"].includes(el.type);
-  return el instanceof HTMLElement && el.isContentEditable;
+  const tag = el.tagName;
+  if (tag === "TEXTAREA" || tag === "SELECT") return true;
+  if (tag === "INPUT") return !["checkbox", "radio", "button", "submit", "reset"].includes((el as HTMLInputElement).type);
+  return (el as HTMLElement).isContentEditable === true;
 }
 
 function ApprovalCard(props: { item: Approval; vault: string; actions: Actions; run: string }) {
