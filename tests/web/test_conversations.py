@@ -104,16 +104,18 @@ def test_a_past_conversation_reopens_with_its_run_and_undo(
         run = page.get_by_role("article", name=f"Run: {GOAL}")
         expect(run.locator(".bubble")).to_have_text(GOAL)
         expect(run.locator(".tool")).to_have_count(1)
-        expect(run.get_by_role("group", name="Approval: obsidian_vault_manager.move_note")).to_contain_text(
-            "Approved"
-        )
+        expect(
+            run.get_by_role("group", name="Approval: obsidian_vault_manager.move_note")
+        ).to_contain_text("Approved")
         expect(run.get_by_label("Answer")).to_contain_text("Archived the idempotency note.")
         summary = run.get_by_label("Run summary")
         expect(summary.get_by_role("list", name="Notes changed")).to_contain_text(MOVED)
         expect(summary.get_by_role("list", name="Notes changed")).to_contain_text(LINKING)
         shot(page, "conv-03-reopened")
         summary.get_by_role("button", name="Undo").click()
-        expect(summary.get_by_role("status")).to_have_text(re.compile(r"Undone: \d+ files? restored"))
+        expect(summary.get_by_role("status")).to_have_text(
+            re.compile(r"Undone: \d+ files? restored")
+        )
         assert (example_vault / NOTE).is_file() and not (example_vault / MOVED).exists()
 
         page.reload()
@@ -163,7 +165,7 @@ def test_search_shows_relevance_a_persons_hint_and_a_preview_in_sight(
         preview = page.get_by_role("dialog", name="Preview of Inbox/Quokka")
         expect(preview).to_contain_text("A quokka sighting")
         box = preview.bounding_box()
-        assert box is not None and 0 <= box["y"] and box["y"] + 40 < 860  # in sight
+        assert box is not None and 0 <= box["y"] < 860 - 40  # in sight
         close = preview.get_by_role("button", name="Close")
         expect(close).to_be_focused()
         shot(page, "conv-06-preview")
