@@ -181,7 +181,7 @@ def test_a_websocket_with_a_stale_cookie_is_closed_saying_why_and_may_then_use_a
 
 def test_close_reasons_fit_a_websocket_close_frame() -> None:
     for status in ("expired", "unknown"):
-        message = signed_out_message(status)  # type: ignore[arg-type]
+        message = signed_out_message(status)
         assert len(message.encode("utf-8")) <= 123
         assert "vaultpilot open" in message
 

@@ -278,4 +278,3 @@ def cookie_header(session_id: str) -> str:
 def clear_cookie_header() -> str:
     """The ``Set-Cookie`` value that makes the browser forget its session cookie."""
     return f"{COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"
-
