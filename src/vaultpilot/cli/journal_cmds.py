@@ -90,9 +90,8 @@ def _undone_line(undone: str, new: str | None, report: UndoReport) -> str:
         if report.removed
         else ""
     )
-    return f"Undid change set {undone}: restored {len(restored)} file(s){folders}" + (
-        f" as change set {new}." if new else "."
-    )
+    made = f" (as change set {new})" if new else ""
+    return f"Undid change set {undone}{made}: restored {len(restored)} file(s){folders}."
 
 
 def register(app: typer.Typer) -> None:
