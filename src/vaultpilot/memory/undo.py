@@ -35,6 +35,7 @@ from vaultpilot.errors import (
     AlreadyExistsError,
     InvalidArgumentError,
     PathRefusedError,
+    RequestError,
     StaleVersionError,
 )
 from vaultpilot.memory.journal import (
@@ -184,7 +185,10 @@ def _remove_if_empty(
     root: Path, journal: Journal, folder: str, op: str, report: UndoReport
 ) -> None:
     """Remove a folder the change set created, if it is (still) an empty folder."""
-    where = files.confine(root, folder, write=True)
+    try:
+        where = files.confine(root, folder, write=True)
+    except RequestError:  # a path we may not write to now: leave it, as for a non-empty one
+        return
     if where.is_symlink() or not where.is_dir():
         return
     try:
