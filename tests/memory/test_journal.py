@@ -318,7 +318,7 @@ def test_undo_keeps_a_created_folder_now_holding_something_and_one_that_existed(
 def test_a_set_that_only_created_a_folder_now_used_is_not_a_success(ctx: ToolContext) -> None:
     manage(ctx, operation="create_folder", target="Fresh")
     (ctx.root / "Fresh" / "mine.md").write_text("mine\n", encoding="utf-8")
-    with pytest.raises(StaleVersionError, match="nothing left to undo"):
+    with pytest.raises(StaleVersionError, match="the folders it created now hold other files"):
         undo_change_set(ctx, None)
     assert (ctx.root / "Fresh" / "mine.md").is_file()
 

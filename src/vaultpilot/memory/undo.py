@@ -128,6 +128,11 @@ def _already_undone(journal: Journal, change_set: ChangeSet) -> InvalidArgumentE
 
 
 def _nothing_left(change_set: ChangeSet, changed: list[str]) -> StaleVersionError:
+    if not changed:  # only folders it created, each holding other files now
+        return StaleVersionError(
+            f"Nothing of change set {change_set.id} is left to undo: the folders it created "
+            "now hold other files, and are kept; nothing was written."
+        )
     return StaleVersionError(
         f"Every change of change set {change_set.id} touches a file changed since "
         f"({_listed(changed)}), so there is nothing left to undo; nothing was written."
