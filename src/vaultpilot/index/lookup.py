@@ -21,6 +21,7 @@ __all__ = [
     "file_ids",
     "folder_note_counts",
     "note_bodies",
+    "note_count",
     "note_facts",
     "note_outlines",
     "notes_in_folder",
@@ -48,6 +49,11 @@ def database_file(conn: sqlite3.Connection) -> Path | None:
     """The file of the connection's main database, or None when it is kept in memory."""
     row = conn.execute("PRAGMA database_list").fetchone()
     return Path(row[2]) if row is not None and row[2] else None
+
+
+def note_count(conn: sqlite3.Connection) -> int:
+    """How many notes (Markdown files) the index holds."""
+    return int(conn.execute("SELECT COUNT(*) FROM files WHERE is_note = 1").fetchone()[0])
 
 
 def all_paths(conn: sqlite3.Connection) -> list[str]:

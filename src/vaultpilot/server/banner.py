@@ -20,6 +20,7 @@ from pathlib import Path
 from vaultpilot.agent.config import load_config, require_model
 from vaultpilot.errors import SetupError, VaultpilotError
 from vaultpilot.index.db import connect
+from vaultpilot.index.lookup import note_count
 from vaultpilot.index.semantic import EmbeddingStatus, embedding_status
 from vaultpilot.server.sessions import LINK_TTL_S
 from vaultpilot.server.settings import ServerSettings, is_loopback
@@ -81,8 +82,7 @@ def read_coverage(db_path: Path) -> Coverage | None:
     except (VaultpilotError, sqlite3.Error):
         return None
     try:
-        (notes,) = conn.execute("SELECT COUNT(*) FROM files WHERE is_note = 1").fetchone()
-        return Coverage(int(notes), embedding_status(conn))
+        return Coverage(note_count(conn), embedding_status(conn))
     except sqlite3.Error:
         return None
     finally:
