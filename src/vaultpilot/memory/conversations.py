@@ -28,6 +28,7 @@ __all__ = [
     "load_history",
     "new_conversation",
     "next_message_seq",
+    "run_transcripts",
     "save_rows",
 ]
 
@@ -110,6 +111,31 @@ def load_history(conn: sqlite3.Connection, conversation_id: str) -> list[dict[st
         (conversation_id,),
     )
     return [json.loads(r[0]) for r in rows]
+
+
+def run_transcripts(
+    conn: sqlite3.Connection, conversation_id: str
+) -> list[tuple[str, str, list[dict[str, Any]]]]:
+    """Each run of a conversation, in the order they began: (run id, the person's first
+    message in it, its stored events as ``{"event": ..., "time": created_at}``)."""
+    goals: dict[str, str] = {}
+    for run_id, text in conn.execute(
+        "SELECT run_id, message FROM conversation_messages WHERE conversation_id = ? ORDER BY seq",
+        (conversation_id,),
+    ):
+        message = json.loads(text)
+        if run_id in goals or not isinstance(message, dict) or message.get("role") != "user":
+            continue
+        if isinstance(message.get("content"), str):
+            goals[run_id] = message["content"]
+    events: dict[str, list[dict[str, Any]]] = {}
+    for run_id, text, created in conn.execute(
+        "SELECT run_id, event, created_at FROM conversation_events"
+        " WHERE conversation_id = ? ORDER BY rowid",
+        (conversation_id,),
+    ):
+        events.setdefault(run_id, []).append({"event": json.loads(text), "time": created})
+    return [(run_id, goals.get(run_id, ""), evs) for run_id, evs in events.items()]
 
 
 def next_message_seq(conn: sqlite3.Connection, conversation_id: str) -> int:

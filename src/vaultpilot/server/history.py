@@ -25,7 +25,6 @@ offer Undo for a change set not undone yet. A conversation of another vault is `
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from typing import Any
 
@@ -36,9 +35,9 @@ from vaultpilot.errors import (
     StorageError,
     UnreadableNoteError,
 )
-from vaultpilot.memory.conversations import get_conversation
+from vaultpilot.memory.conversations import get_conversation, run_transcripts
 from vaultpilot.memory.db import connect as connect_memory
-from vaultpilot.memory.journal import ChangeSet, Journal, StoredChange
+from vaultpilot.memory.journal import Journal, StoredChange
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.diffs import binary, unified
 from vaultpilot.tools.manage import undo_change_set
@@ -107,43 +106,7 @@ def undo_changes(
     }
 
 
-# How far back the journal is read to find the set that undid a run's change set.
-_UNDO_LOOKBACK = 500
-
-
-def _run_rows(
-    conn: sqlite3.Connection, conversation_id: str
-) -> tuple[dict[str, str], dict[str, list[dict[str, Any]]]]:
-    """Each run's first user message and its stored events, runs in the order they began.
-
-    A read of ``memory.conversations``' tables that the store has no function for yet (it
-    reads the history as one list, without the runs)."""
-    goals: dict[str, str] = {}
-    for run_id, text in conn.execute(
-        "SELECT run_id, message FROM conversation_messages WHERE conversation_id = ? ORDER BY seq",
-        (conversation_id,),
-    ):
-        message = json.loads(text)
-        content = message.get("content") if isinstance(message, dict) else None
-        if run_id not in goals and message.get("role") == "user" and isinstance(content, str):
-            goals[run_id] = content
-    events: dict[str, list[dict[str, Any]]] = {}
-    for run_id, text, created in conn.execute(
-        "SELECT run_id, event, created_at FROM conversation_events"
-        " WHERE conversation_id = ? ORDER BY rowid",
-        (conversation_id,),
-    ):
-        events.setdefault(run_id, []).append({"event": json.loads(text), "time": created})
-    return goals, events
-
-
-def _undone_by(sets: list[ChangeSet]) -> dict[str, str]:
-    return {s.undo_of: s.id for s in reversed(sets) if s.undo_of}
-
-
-def _change_set(
-    ctx: ToolContext, journal: Journal, run_id: str, undone: dict[str, str]
-) -> dict[str, Any] | None:
+def _change_set(ctx: ToolContext, journal: Journal, run_id: str) -> dict[str, Any] | None:
     try:
         cs = journal.get(str(ctx.root), run_id)
     except NotFoundError:
@@ -154,7 +117,7 @@ def _change_set(
     for f in files:
         path = f["to"] if f["kind"] != "delete" else f["from"]
         f["exists"] = bool(path) and (ctx.root / path).exists()
-    return {"id": cs.id, "summary": cs.summary, "files": files, "undoneBy": undone.get(cs.id)}
+    return {"id": cs.id, "summary": cs.summary, "files": files, "undoneBy": cs.undone_by}
 
 
 def conversation_transcript(ctx: ToolContext, conversation_id: str) -> dict[str, Any]:
@@ -170,25 +133,23 @@ def conversation_transcript(ctx: ToolContext, conversation_id: str) -> dict[str,
                 f"No conversation '{conversation_id}' in this vault; GET /conversations?vaultId= "
                 "lists the vault's conversations."
             )
-        goals, events = _run_rows(conn, conv.id)
+        runs = run_transcripts(conn, conv.id)
     except sqlite3.Error as exc:
         problem = f"Could not read the conversations in '{journal.path}': {exc}."
         raise StorageError(problem) from None
     finally:
         conn.close()
-    undone = _undone_by(journal.change_sets(str(ctx.root), limit=_UNDO_LOOKBACK))
-    runs = [
-        {
-            "runId": run_id,
-            "goal": goals.get(run_id, ""),
-            "events": evs,
-            "changeSet": _change_set(ctx, journal, run_id, undone),
-        }
-        for run_id, evs in events.items()
-    ]
     return {
         "id": conv.id,
         "title": conv.title,
         "updated": round(conv.updated_at * 1000),
-        "runs": runs,
+        "runs": [
+            {
+                "runId": run_id,
+                "goal": goal,
+                "events": events,
+                "changeSet": _change_set(ctx, journal, run_id),
+            }
+            for run_id, goal, events in runs
+        ],
     }
