@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -32,6 +31,7 @@ from vaultpilot.memory.conversations import (
     next_message_seq,
     save_rows,
 )
+from vaultpilot.memory.journal import new_run_id
 
 __all__ = [
     "Conversation",
@@ -140,7 +140,7 @@ async def run_conversation(
     ``run_id`` names the run (default: a new random id); ``gate`` pauses it between steps."""
     get_conversation(conn, conversation_id)  # NotFoundError early
     history = load_history(conn, conversation_id)
-    run_id = run_id or uuid.uuid4().hex
+    run_id = run_id or new_run_id()
     recorder = _Recorder(conn, conversation_id, run_id)
     try:
         async for event in run(

@@ -42,7 +42,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -75,6 +74,7 @@ from vaultpilot.agent.results import parse_arguments, preview
 from vaultpilot.agent.schemas import tool_entry
 from vaultpilot.agent.toolset import ToolSet, failure, for_run, result_ok
 from vaultpilot.agent.versions import NoteVersions
+from vaultpilot.memory.journal import new_run_id
 from vaultpilot.tools import TOOLS
 from vaultpilot.tools.rules import VaultRules
 from vaultpilot.tools.untrusted import mark
@@ -501,7 +501,7 @@ async def run(
         history,
         controls,
         versions if versions is not None else NoteVersions(),
-        run_id or uuid.uuid4().hex,
+        run_id or new_run_id(),
         queue,
         gate,
     )

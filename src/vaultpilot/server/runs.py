@@ -48,7 +48,6 @@ import contextlib
 import os
 import signal
 import sqlite3
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,6 +75,7 @@ from vaultpilot.errors import (
     map_os_errors,
 )
 from vaultpilot.memory.db import connect as connect_memory
+from vaultpilot.memory.journal import new_run_id
 from vaultpilot.server.approvals import approver_problem
 from vaultpilot.server.keyfile import KEY_ENV
 from vaultpilot.server.settings import ServerSettings, ShellPolicy
@@ -223,7 +223,7 @@ class Runs:
                 f"An agent run ({current.run_id}) is already working on vault "
                 f"'{vault.vault_id}'. Wait for it to finish or send InterruptAgent first."
             )
-        run_id = f"run-{uuid.uuid4().hex[:12]}"
+        run_id = new_run_id()
         if self._settings.agent.command or self._hub.count("agent"):
             record = RunRecord(run_id, vault.vault_id, goal, "external", started_by=started_by)
             self._by_vault[vault.vault_id] = record
