@@ -159,17 +159,19 @@ def load_config(
     return LoadedConfig(config, sources, path)
 
 
-def how_to_configure(path: Path) -> str:
+def how_to_configure(path: Path, *, lead: str = "No model is configured. Choose one:") -> str:
+    """How to configure a model: the CLI's no-model error and the server's banner list the
+    same choices (the agent view's no-model panel shows them as cards)."""
     return (
-        "No model is configured. Choose one:\n"
+        f"{lead}\n"
         "  • a local model with Ollama (https://ollama.com): `ollama pull qwen2.5:7b`, then\n"
-        "      export VAULTPILOT_BASE_URL=http://localhost:11434/v1\n"
-        "      export VAULTPILOT_MODEL=qwen2.5:7b\n"
+        "      export VAULTPILOT_BASE_URL=http://localhost:11434/v1 VAULTPILOT_MODEL=qwen2.5:7b\n"
         "    (LM Studio, vLLM and llama.cpp server work the same way with their own URL);\n"
-        "  • OpenAI:\n"
-        "      export OPENAI_API_KEY=sk-...\n"
-        "      export VAULTPILOT_MODEL=gpt-4o-mini\n"
-        f"  • or write `model = ...` and `base_url = ...` in {path}.\n"
+        "  • OpenAI: export OPENAI_API_KEY=sk-... VAULTPILOT_MODEL=gpt-4o-mini\n"
+        "  • Anthropic (needs pip install 'vaultpilot[anthropic]'):\n"
+        "      export VAULTPILOT_PROVIDER=anthropic ANTHROPIC_API_KEY=sk-ant-...\n"
+        "      export VAULTPILOT_MODEL=claude-3-5-haiku-latest\n"
+        f"  • or write `provider`, `model` and `base_url` in {path}.\n"
         "`vaultpilot config` shows every setting and where it comes from."
     )
 

@@ -229,7 +229,7 @@ def _embedding_note(background: BackgroundEmbedder | None) -> None:
 def _list(vault: str | None, data_dir: str | None) -> None:
     memory = connect_memory(memory_db_path(data_root(data_dir)))
     try:
-        where = str(open_workspace(vault, data_dir).vault) if vault else None
+        where = str(open_workspace(vault, data_dir, indexes=False).vault) if vault else None
         rows = list_conversations(memory, vault=where, limit=50)
     finally:
         memory.close()

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vaultpilot.agent.config import load_config, require_model
+from vaultpilot.agent.config import how_to_configure, load_config, require_model
 from vaultpilot.errors import SetupError, VaultpilotError
 from vaultpilot.index.db import connect
 from vaultpilot.index.lookup import note_count
@@ -36,18 +36,9 @@ def server_url(host: str, port: int) -> str:
 
 
 def _no_model_help(config_path: Path) -> str:
-    """How to configure a model, as the agent view's no-model panel lists them."""
-    return (
-        "Set one of these in the environment of `vaultpilot serve`:\n"
-        "  • a local model with Ollama (https://ollama.com): `ollama pull qwen2.5:7b`, then\n"
-        "      export VAULTPILOT_BASE_URL=http://localhost:11434/v1 VAULTPILOT_MODEL=qwen2.5:7b\n"
-        "    (LM Studio, vLLM and llama.cpp server work the same way with their own URL);\n"
-        "  • OpenAI: export OPENAI_API_KEY=sk-... VAULTPILOT_MODEL=gpt-4o-mini\n"
-        "  • Anthropic (needs pip install 'vaultpilot[anthropic]'):\n"
-        "      export VAULTPILOT_PROVIDER=anthropic ANTHROPIC_API_KEY=sk-ant-...\n"
-        "      export VAULTPILOT_MODEL=claude-3-5-haiku-latest\n"
-        f"or write `provider`, `model` and `base_url` in {config_path}.\n"
-        "`vaultpilot config` shows every setting and where it comes from."
+    """How to configure a model, as the CLI's no-model error lists them."""
+    return how_to_configure(
+        config_path, lead="Set one of these in the environment of `vaultpilot serve`:"
     )
 
 
