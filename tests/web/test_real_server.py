@@ -2,9 +2,10 @@
 copy of the example vault) with the scripted model server standing in for the model: the login
 link (once only, and not after it expires), a run with a thought, two tool calls, an approval
 showing its diff, approve and the answer; Reject; Stop; a reload mid-run that resumes the run;
-the no-model panel with search still working; a hostile note rendered inert. Screenshots go to
-test-artefacts/web/real-*.png; the first paint of ``/`` and a streamed token's way from the
-server to the page are measured into test-artefacts/web/agent-view-timings.json."""
+the no-model panel with search still working; a hostile note rendered inert; the sign-in panel
+(a labelled key field, a one-line button at 1280 px) and signing out, which a reload keeps.
+Screenshots go to test-artefacts/web/real-*.png; the first paint of ``/`` and a streamed token's
+way from the server to the page are measured into test-artefacts/web/agent-view-timings.json."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.web.conftest import ARTEFACTS
@@ -84,6 +86,61 @@ def test_a_login_link_signs_in_once_only(
             expect(second.get_by_role("button", name="Sign in")).to_be_visible()
         finally:
             other.close()
+
+
+def _one_line_high(page: Any, name: str) -> tuple[int, float, float]:
+    """The button's text lines (client rects of its text), its height and its line height."""
+    button = page.get_by_role("button", name=name)
+    lines, line_height = button.evaluate(
+        "(b) => { const r = document.createRange(); r.selectNodeContents(b);"
+        " return [r.getClientRects().length, parseFloat(getComputedStyle(b).lineHeight)]; }"
+    )
+    return lines, button.bounding_box()["height"], line_height
+
+
+def test_the_sign_in_panel_and_signing_out(
+    page: Any, shot: Shot, example_vault: Path, data_dir: Path
+) -> None:
+    with real_server(example_vault, data_dir, None) as server:
+        page.goto(server.url + "/")
+        key_field = page.get_by_label("API key")  # the visible label, tied to the input
+        expect(key_field).to_be_visible()
+        expect(page.locator("label[for=signin-key]")).to_have_text("API key")
+        hint = "Paste the API key (vaultpilot key show)"
+        expect(key_field).to_have_attribute("placeholder", hint)
+        lines, height, line_height = _one_line_high(page, "Sign in")
+        shot(page, "real-10-sign-in-panel")
+        assert lines == 1, f"'Sign in' wraps onto {lines} lines at 1280 px"
+        assert height < 2 * line_height, (height, line_height)
+
+        # A key typed into the page: "Sign out" forgets it.
+        key_field.fill(server.key)
+        page.get_by_role("button", name="Sign in").click()
+        expect(page.get_by_role("textbox", name="Message")).to_be_visible()
+        expect(page.get_by_label("Vault").locator("option")).to_have_count(1)
+        shot(page, "real-11-signed-in-with-the-key")
+        page.get_by_role("button", name="Sign out").click()
+        expect(page.get_by_role("button", name="Sign in")).to_be_visible()
+        expect(page.get_by_role("textbox", name="Message")).to_have_count(0)
+
+        # A login link's session: "Sign out" ends it on the server and the cookie goes.
+        _sign_in(page, server)
+        cookie = {c["name"]: c["value"] for c in page.context.cookies()}
+        assert _vaults_status(server, cookie) == 200
+        page.get_by_role("button", name="Sign out").click()
+        expect(page.get_by_role("button", name="Sign in")).to_be_visible()
+        assert page.context.cookies() == []
+        assert _vaults_status(server, cookie) == 401  # the session ended, not only the cookie
+        page.reload()
+        expect(page.get_by_role("button", name="Sign in")).to_be_visible()
+        expect(page.get_by_role("textbox", name="Message")).to_have_count(0)
+        shot(page, "real-12-signed-out-after-reload")
+    assert page.page_errors == []
+
+
+def _vaults_status(server: RealServer, cookies: dict[str, str]) -> int:
+    with httpx.Client(base_url=server.url, cookies=cookies, timeout=10, trust_env=False) as c:
+        return c.get("/vaults").status_code
 
 
 def test_a_run_streams_asks_with_the_diff_and_answers(

@@ -40,6 +40,12 @@ export interface Connection {
   modelSetup(): Promise<ModelSetup | null>;
   /** Trade an API key for a session (used by the sign-in panel). */
   signIn(key: string): void;
+  /**
+   * End this page's session and forget its key; on success the state becomes "signin" and
+   * this resolves with null, otherwise with why not (the page stays signed in). Absent when the
+   * host has its own connection settings (the Obsidian plugin): the view then offers no sign-out.
+   */
+  signOut?(): Promise<string | null>;
 }
 
 let counter = 0;

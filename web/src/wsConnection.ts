@@ -3,7 +3,8 @@
  * `/conversations`). The socket authenticates with the page's session (a cookie, sent by the
  * browser) or, after the sign-in panel, with an `Authenticate {key}` first frame: the key never
  * goes into a URL. A socket that closes is reopened with a growing delay (up to 5 s), except
- * when the server refused the key.
+ * when the server refused the key. Signing out (`POST /logout`) ends the cookie's session,
+ * forgets the key and closes the socket without reopening it.
  *
  * Resuming: the server sends a new socket the frames of the runs still going (same `seq`), so a
  * page that reloads mid-run picks the run up. A socket that reopens gets those again: frames
@@ -221,6 +222,31 @@ export function connectWebSocket(url: string): Connection {
       socket = null; // its close must not schedule a second reconnect
       old?.close();
       open();
+    },
+    async signOut(): Promise<string | null> {
+      // POST /logout ends the cookie's session on the server and clears the cookie; a key typed
+      // into this page is only forgotten. 401: the server no longer knew this page, so it is
+      // signed out all the same.
+      const headers: Record<string, string> = { Accept: "application/json" };
+      if (key !== null) headers["Authorization"] = `Bearer ${key}`;
+      let status: number;
+      try {
+        status = (await fetch("logout", { method: "POST", credentials: "same-origin", headers })).status;
+      } catch {
+        return "The server could not be reached, so this page is still signed in; try again once it is back.";
+      }
+      if (status !== 200 && status !== 401) {
+        return `The server did not sign this page out (HTTP ${status}); try again, or close the browser to end the session.`;
+      }
+      key = null;
+      const old = socket;
+      socket = null; // no reconnect: the next socket opens when the person signs in again
+      window.clearTimeout(helloTimer);
+      old?.close();
+      hello = null;
+      failPending("Signed out; the command may not have run.");
+      setState("signin", "");
+      return null;
     },
   };
 }

@@ -224,6 +224,20 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
     setPinned(true);
   };
 
+  // Web page only (the connection can sign out): end the session, forget what it showed.
+  const signOut = connection.signOut === undefined ? undefined : () => void connection.signOut?.().then((why) => {
+    if (why !== null) {
+      notify(why);
+      return;
+    }
+    viewRef.current = emptyState;
+    setView(emptyState);
+    setSince(0);
+    setContinuing(null);
+    setConversations(null);
+    setNotices([]);
+  });
+
   const vaultName = vaults.find((v) => v.vaultId === vault)?.name ?? vault ?? "";
   const canUndo = conn.hello?.commands?.includes("UndoRun") ?? false;
   const last = runs[runs.length - 1] ?? null;
@@ -247,6 +261,7 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
         conversations={conversations}
         current={continuing}
         onContinue={(id) => void openConversation(id)}
+        onSignOut={signOut}
       />
       <main class="conversation" aria-label="Conversation">
         {conn.state !== "open" && (

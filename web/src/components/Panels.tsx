@@ -81,13 +81,23 @@ export function SignInPanel(props: { detail: string; onSignIn(key: string): void
     <section class="panel signin" aria-labelledby="signin-title">
       <h2 id="signin-title">Sign in to this vaultpilot server</h2>
       <p>
-        Open the login link that <code>vaultpilot open</code> prints, or paste the server's API key (
-        <code>vaultpilot serve --show-key</code> shows it). The key is kept in this page only.
+        Open the login link that <code>vaultpilot open</code> prints, or paste the server's API key
+        (<code>vaultpilot key show</code> prints it). The key is kept in this page only.
       </p>
       {props.detail && <p class="warn">{props.detail}</p>}
       <form onSubmit={(e) => { e.preventDefault(); if (key.trim()) props.onSignIn(key.trim()); }}>
-        <input type="password" aria-label="API key" autocomplete="off" value={key} onInput={(e) => setKey((e.currentTarget as HTMLInputElement).value)} />
-        <button type="submit" class="primary">Sign in</button>
+        <label for="signin-key">API key</label>
+        <div class="signin-row">
+          <input
+            id="signin-key"
+            type="password"
+            autocomplete="off"
+            placeholder="Paste the API key (vaultpilot key show)"
+            value={key}
+            onInput={(e) => setKey((e.currentTarget as HTMLInputElement).value)}
+          />
+          <button type="submit" class="primary">Sign in</button>
+        </div>
       </form>
     </section>
   );

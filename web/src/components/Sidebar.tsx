@@ -1,7 +1,7 @@
 /**
- * The left column: vault switcher with semantic-search coverage, "New conversation", past
- * conversations, and a search over the vault that needs no model (the semantic_search tool over
- * the same connection; a result opens a read-only preview of the note).
+ * The left column: "Sign out" (when the host can), vault switcher with semantic-search coverage,
+ * "New conversation", past conversations, and a search over the vault that needs no model (the
+ * semantic_search tool over the same connection; a result opens a read-only preview of the note).
  */
 
 import { useEffect, useRef, useState } from "preact/hooks";
@@ -19,12 +19,19 @@ interface Props {
   conversations: ConversationSummary[] | null;
   current: string | null;
   onContinue(id: string): void;
+  /** Shown as "Sign out" when the host can sign out (the web page, not the Obsidian plugin). */
+  onSignOut?: (() => void) | undefined;
 }
 
 export function Sidebar(props: Props) {
   const info = props.vaults.find((v) => v.vaultId === props.vault);
   return (
     <nav class="sidebar" aria-label="Vault">
+      {props.onSignOut && (
+        <div class="sidebar-head">
+          <button type="button" onClick={props.onSignOut}>Sign out</button>
+        </div>
+      )}
       <label class="field">
         <span>Vault</span>
         <select value={props.vault ?? ""} onChange={(e) => props.onVault((e.currentTarget as HTMLSelectElement).value)}>
