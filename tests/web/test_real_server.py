@@ -105,9 +105,12 @@ def test_the_sign_in_panel_and_signing_out(
         page.goto(server.url + "/")
         key_field = page.get_by_label("API key")  # the visible label, tied to the input
         expect(key_field).to_be_visible()
-        expect(page.locator("label[for=signin-key]")).to_have_text("API key")
+        label = page.locator(".signin label")
+        expect(label).to_have_text("API key")
         hint = "Paste the API key (vaultpilot key show)"
-        expect(key_field).to_have_attribute("placeholder", hint)
+        expect(label.locator("input")).to_have_attribute("placeholder", hint)
+        label.get_by_text("API key").click()  # the label is the field's: clicking it focuses it
+        expect(key_field).to_be_focused()
         lines, height, line_height = _one_line_high(page, "Sign in")
         shot(page, "real-10-sign-in-panel")
         assert lines == 1, f"'Sign in' wraps onto {lines} lines at 1280 px"

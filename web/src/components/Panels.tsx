@@ -86,18 +86,20 @@ export function SignInPanel(props: { detail: string; onSignIn(key: string): void
       </p>
       {props.detail && <p class="warn">{props.detail}</p>}
       <form onSubmit={(e) => { e.preventDefault(); if (key.trim()) props.onSignIn(key.trim()); }}>
-        <label for="signin-key">API key</label>
-        <div class="signin-row">
+        {/* A wrapping label, not for/id: the Obsidian plugin may mount several views at once. The
+            aria-label repeats the visible text, so the accessible name is what is seen. */}
+        <label class="signin-key">
+          <span>API key</span>
           <input
-            id="signin-key"
             type="password"
+            aria-label="API key"
             autocomplete="off"
             placeholder="Paste the API key (vaultpilot key show)"
             value={key}
             onInput={(e) => setKey((e.currentTarget as HTMLInputElement).value)}
           />
-          <button type="submit" class="primary">Sign in</button>
-        </div>
+        </label>
+        <button type="submit" class="primary">Sign in</button>
       </form>
     </section>
   );
