@@ -141,6 +141,20 @@ def test_the_sign_in_panel_and_signing_out(
     assert page.page_errors == []
 
 
+def test_signing_out_while_the_server_is_gone_says_so_and_stays_signed_in(
+    page: Any, example_vault: Path, data_dir: Path
+) -> None:
+    with real_server(example_vault, data_dir, None) as server:
+        _sign_in(page, server)
+        cookies = page.context.cookies()
+    expect(page.locator(".banner")).to_contain_text("The server is not answering")
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_role("alert")).to_contain_text("could not be reached")
+    expect(page.get_by_role("textbox", name="Message")).to_be_visible()
+    expect(page.get_by_role("button", name="Sign in")).to_have_count(0)
+    assert page.context.cookies() == cookies  # the session is still the page's
+
+
 def _vaults_status(server: RealServer, cookies: dict[str, str]) -> int:
     with httpx.Client(base_url=server.url, cookies=cookies, timeout=10, trust_env=False) as c:
         return c.get("/vaults").status_code
