@@ -84,9 +84,18 @@ def test_a_past_conversation_reopens_with_its_run_and_undo(
         page.keyboard.press("y")
         summary = page.get_by_label("Run summary")
         expect(summary).to_contain_text("2 notes changed")
-        expect(card).to_contain_text("Approved")
-        # The approval sits with its call, before the call's result: the run reads in order.
-        tool = page.locator(".tool", has=card)
+        # Answered, the card folds into its step: the line says so, and opening the step shows
+        # the call, the approval, then the result, in that order.
+        tool = page.locator(".tool").filter(has=page.locator(".approval"))
+        line = tool.locator(".step-line")
+        expect(line.locator(".verb")).to_have_text("Move")
+        expect(line.locator(".object")).to_have_text(f"{NOTE} → Archive")
+        expect(line.locator(".outcome")).to_have_text("links updated in 1 note")
+        expect(line.locator(".decided")).to_have_text("approved")
+        line.click()
+        answered = tool.get_by_role("group", name="Approval: obsidian_vault_manager.move_note")
+        expect(answered).to_be_visible()
+        expect(tool.locator(".approval .decision")).to_have_text("Approved")
         expect(tool.locator(".result")).to_contain_text("Moved")
         in_order = tool.evaluate(
             "t => !!(t.querySelector('.approval').compareDocumentPosition("
@@ -104,9 +113,8 @@ def test_a_past_conversation_reopens_with_its_run_and_undo(
         run = page.get_by_role("article", name=f"Run: {GOAL}")
         expect(run.locator(".bubble")).to_have_text(GOAL)
         expect(run.locator(".tool")).to_have_count(1)
-        expect(
-            run.get_by_role("group", name="Approval: obsidian_vault_manager.move_note")
-        ).to_contain_text("Approved")
+        expect(run.locator(".tool .decided")).to_have_text("approved")
+        expect(run.locator(".tool .step-line")).to_contain_text("links updated in 1 note")
         expect(run.get_by_label("Answer")).to_contain_text("Archived the idempotency note.")
         summary = run.get_by_label("Run summary")
         expect(summary.get_by_role("list", name="Notes changed")).to_contain_text(MOVED)

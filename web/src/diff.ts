@@ -27,10 +27,12 @@ export function parseDiff(text: string): ParsedDiff {
   let newNo = 1;
   let added = 0;
   let removed = 0;
+  let inHunk = false; // file headers come before the first hunk; inside one, "--- x" is a removed "-- x"
   for (const raw of text.replace(/\r\n?/g, "\n").split("\n")) {
-    if (raw.startsWith("--- ") || raw.startsWith("+++ ") || raw.startsWith("diff ") || raw.startsWith("index ")) continue;
+    if (!inHunk && (raw.startsWith("--- ") || raw.startsWith("+++ ") || raw.startsWith("diff ") || raw.startsWith("index "))) continue;
     const hunk = HUNK.exec(raw);
     if (hunk) {
+      inHunk = true;
       oldNo = Number(hunk[1]);
       newNo = Number(hunk[2]);
       lines.push({ kind: "hunk", text: raw, oldNo: null, newNo: null });

@@ -7,6 +7,7 @@
  * the answer, whichever way the server labelled it.
  */
 
+import type { ChangeSetFile } from "./steps";
 import type { AgentEvent, ConversationTranscript, EventFrame, FileDiff, Json, JsonObject, ServerFrame } from "./wire";
 import { isObject } from "./wire";
 
@@ -67,6 +68,8 @@ export interface Run {
   undone: boolean;
   /** Changed paths that no longer exist in the vault (a stored run read back). */
   gone: string[];
+  /** The run's change set as the server last gave it (ShowChangeSet); null: not read. */
+  changeSet: ChangeSetFile[] | null;
 }
 
 export interface ViewState {
@@ -89,6 +92,7 @@ function newRun(runId: string, vaultId: string | null, goal: string, chips: stri
   return {
     runId, vaultId, goal, chips, items: [], status: "Starting", startedAt: now, finishedAt: null,
     totalTokens: 0, costUsd: null, finish: null, changed: [], allowed: [], undone: false, gone: [],
+    changeSet: null,
   };
 }
 
@@ -99,6 +103,11 @@ export function allowForRun(state: ViewState, runId: string, operation: string):
 /** The run's change set was undone: its changed paths no longer name what is in the vault. */
 export function markUndone(state: ViewState, runId: string): ViewState {
   return mapRun(state, runId, (run) => (run.undone ? run : { ...run, undone: true }));
+}
+
+/** The run's change set as read from the server (its files in the order they were written). */
+export function setChangeSet(state: ViewState, runId: string, files: ChangeSetFile[]): ViewState {
+  return mapRun(state, runId, (run) => ({ ...run, changeSet: files }));
 }
 
 /** A person's message as the page sent it: the text, then `@"path"` for each attached note. */

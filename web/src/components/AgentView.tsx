@@ -7,13 +7,15 @@
 
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { Connection, ConnectionState } from "../connection";
-import { allowForRun, emptyState, loadTranscript, markUndone, reduce, startRun, type ViewState } from "../state";
+import { allowForRun, emptyState, loadTranscript, markUndone, reduce, setChangeSet, startRun, type ViewState } from "../state";
+import { notesRead, parseChangeSet, writes } from "../steps";
 import type { ConversationSummary, HelloFrame, JsonObject, ServerFrame, VaultInfo } from "../wire";
 import { isObject } from "../wire";
+import { obsidianUri } from "../markdown";
 import { Composer, type Draft, type Suggestion } from "./Composer";
 import { NoModelPanel, SignInPanel } from "./Panels";
 import { Sidebar } from "./Sidebar";
-import { type Actions, RunView, fmtCost, fmtTokens } from "./Steps";
+import { type Actions, ChangedList, Elapsed, RunView, fmtCost, fmtTokens } from "./Steps";
 
 /** The agent loop's status while a run waits at a step boundary (vaultpilot.agent.loop). */
 function isPaused(status: string): boolean {
@@ -70,6 +72,7 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
       viewRef.current = next;
       setView(next);
       for (const f of frames) autoApprove(f, next);
+      for (const f of frames) if (changedSomething(f, next) && f.type === "event" && f.runId !== null) readChangeSet(f.runId, f.vaultId);
     };
     return connection.subscribe((frame) => {
       if (frame.type !== "event") return;
@@ -117,6 +120,40 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
     const el = scroller.current;
     if (el && pinned) el.scrollTop = el.scrollHeight;
   }, [view, pinned]);
+
+  /** A write finished, or a run did: its change set (with each file's diff) may have grown. */
+  function changedSomething(frame: ServerFrame, state: ViewState): boolean {
+    if (frame.type !== "event") return false;
+    const e = frame.event;
+    if (e.kind === "run_finished") return state.runs.find((r) => r.runId === frame.runId)?.changed.length !== 0;
+    if (e.kind !== "tool_result" || !e.success) return false;
+    const run = state.runs.find((r) => r.runId === frame.runId);
+    const item = run?.items.find((it) => it.type === "tool" && it.callId === e.call_id);
+    return item?.type === "tool" && writes(item);
+  }
+
+  // The run's change set says what each write changed, line counts and link rewrites included
+  // (an agent run is one change set, named by its run id). A server without ShowChangeSet (an
+  // external agent's, a test double) leaves the counts the events' diffs give.
+  const pendingReads = useRef(new Map<string, Promise<void>>());
+  function readChangeSet(runId: string, vaultId: string | null) {
+    if (!(connection.hello?.commands?.includes("ShowChangeSet") ?? false)) return;
+    const again = () => {
+      const args: JsonObject = { id: runId };
+      if (vaultId !== null) args["vaultId"] = vaultId;
+      return connection.send("ShowChangeSet", args).then((r) => {
+        const files = r.success ? parseChangeSet(r.result) : null;
+        if (files !== null) setView((v) => (viewRef.current = setChangeSet(v, runId, files)));
+      });
+    };
+    // One read at a time per run; a write during it reads once more after it.
+    const before = pendingReads.current.get(runId) ?? Promise.resolve();
+    const next = before.then(again);
+    pendingReads.current.set(runId, next);
+    void next.finally(() => {
+      if (pendingReads.current.get(runId) === next) pendingReads.current.delete(runId);
+    });
+  }
 
   function autoApprove(frame: ServerFrame, state: ViewState) {
     if (frame.type !== "event" || frame.event.kind !== "approval_required") return;
@@ -221,6 +258,7 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
     viewRef.current = { runs };
     setView(viewRef.current);
     setSince(loaded.first);
+    for (const r of runs.slice(loaded.first)) if (r.changed.length > 0 && r.finish !== null) readChangeSet(r.runId, r.vaultId);
     setPinned(true);
   };
 
@@ -241,6 +279,7 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
   const vaultName = vaults.find((v) => v.vaultId === vault)?.name ?? vault ?? "";
   const canUndo = conn.hello?.commands?.includes("UndoRun") ?? false;
   const last = runs[runs.length - 1] ?? null;
+  const read = useMemo(() => (last === null ? [] : notesRead(last)), [last?.items]);
 
   if (conn.state === "signin") {
     return (
@@ -310,18 +349,23 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
           <dl>
             <dt>Status</dt>
             <dd>{last.status}</dd>
+            <dt>Elapsed</dt>
+            <dd class="elapsed"><Elapsed run={last} /></dd>
             <dt>Tokens</dt>
             <dd>{fmtTokens(last.totalTokens)}</dd>
             {last.costUsd !== null && (<><dt>Cost</dt><dd>{fmtCost(last.costUsd)}</dd></>)}
-            <dt>Notes changed</dt>
+            {last.allowed.length > 0 && (<><dt>Allowed without asking</dt><dd>{last.allowed.map((a) => a.split(".").pop()).join(", ")}</dd></>)}
+            <dt>Notes read</dt>
             <dd>
-              {last.changed.length === 0 ? "none" : (
-                <ul class="changed-list">
-                  {last.changed.map((p) => (
-                    <li key={p} class={last.undone || last.gone.includes(p) ? "gone" : ""}>{p}</li>
-                  ))}
+              {read.length === 0 ? "none" : (
+                <ul class="read-list" aria-label="Notes read">
+                  {read.map((p) => <li key={p}><a class="path" href={obsidianUri(vaultName, p)}>{p}</a></li>)}
                 </ul>
               )}
+            </dd>
+            <dt>Notes changed</dt>
+            <dd>
+              {last.changed.length === 0 ? "none" : <ChangedList run={last} vault={vaultName} />}
               {last.undone && <span class="muted">Undone</span>}
             </dd>
           </dl>

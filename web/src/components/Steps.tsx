@@ -6,10 +6,11 @@
  */
 
 import { Component } from "preact";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { parseDiff } from "../diff";
 import { obsidianUri, renderMarkdown } from "../markdown";
 import type { Approval, Item, Run } from "../state";
+import { type ChangeSetFile, type ChangedFile, type StepKind, type ToolItem, changedFiles, runChanges, stepLine } from "../steps";
 import type { FileDiff, JsonObject } from "../wire";
 
 export const WINDOW = 120;
@@ -26,6 +27,7 @@ export function RunView(props: { run: Run; vault: string; actions: Actions; canU
   const [shown, setShown] = useState(WINDOW);
   const hidden = Math.max(0, run.items.length - shown);
   const items = hidden > 0 ? run.items.slice(hidden) : run.items;
+  const changes = useMemo(() => runChanges(run), [run.items, run.changeSet]);
   return (
     <article class="run" aria-label={`Run: ${run.goal || run.runId}`}>
       {run.goal ? (
@@ -47,7 +49,10 @@ export function RunView(props: { run: Run; vault: string; actions: Actions; canU
       )}
       <ol class="steps">
         {items.map((item) => (
-          <ItemView key={item.key} item={item} vault={vault} actions={actions} run={run.runId} allowed={run.allowed} undone={run.undone} />
+          <ItemView
+            key={item.key} item={item} changes={item.type === "tool" ? changes.get(item.callId) ?? NONE : NONE}
+            vault={vault} actions={actions} run={run.runId} allowed={run.allowed} undone={run.undone}
+          />
         ))}
       </ol>
       {run.finish === null ? <Working run={run} /> : <RunSummary run={run} vault={vault} actions={actions} canUndo={props.canUndo} />}
@@ -55,8 +60,12 @@ export function RunView(props: { run: Run; vault: string; actions: Actions; canU
   );
 }
 
+const NONE: readonly ChangeSetFile[] = [];
+
 interface ItemProps {
   item: Item;
+  /** A tool call's file changes (runChanges), for its +/- counts. */
+  changes: readonly ChangeSetFile[];
   vault: string;
   actions: Actions;
   run: string;
@@ -68,10 +77,13 @@ interface ItemProps {
 /** Re-renders only when its item (or the vault, or whether the run was undone) changed. */
 class ItemView extends Component<ItemProps> {
   override shouldComponentUpdate(next: ItemProps): boolean {
-    return next.item !== this.props.item || next.vault !== this.props.vault || next.undone !== this.props.undone;
+    return (
+      next.item !== this.props.item || next.vault !== this.props.vault || next.undone !== this.props.undone ||
+      !sameChanges(next.changes, this.props.changes)
+    );
   }
   override render() {
-    const { item, vault, actions, run, undone } = this.props;
+    const { item, changes, vault, actions, run, undone } = this.props;
     switch (item.type) {
       case "step":
         return (
@@ -99,7 +111,7 @@ class ItemView extends Component<ItemProps> {
       case "answer":
         return <li class="answer" aria-label="Answer">{renderMarkdown(item.text, vault)}</li>;
       case "tool":
-        return <ToolCard item={item} vault={vault} actions={actions} run={run} undone={undone} />;
+        return <ToolCard item={item} changes={changes} vault={vault} actions={actions} run={run} undone={undone} />;
       case "approval":
         return (
           <li class="approval-item">
@@ -124,62 +136,104 @@ class ItemView extends Component<ItemProps> {
   }
 }
 
-const KEY_ARGS = ["operation", "queryType", "contextType", "query", "target", "targets", "destination", "date", "Command", "FilePath"];
+function sameChanges(a: readonly ChangeSetFile[], b: readonly ChangeSetFile[]): boolean {
+  return a === b || (a.length === b.length && a.every((c, i) => {
+    const d = b[i];
+    return d !== undefined && c.to === d.to && c.from === d.from && c.added === d.added && c.removed === d.removed && c.kind === d.kind;
+  }));
+}
 
-function ToolCard(props: { item: Extract<Item, { type: "tool" }>; vault: string; actions: Actions; run: string; undone: boolean }) {
-  const { item, vault } = props;
-  const args = item.args ?? {};
-  const op = str(args["operation"]) ?? str(args["queryType"]) ?? str(args["contextType"]);
-  const main = KEY_ARGS.filter((k) => !["operation", "queryType", "contextType"].includes(k) && args[k] !== undefined);
-  const rest = Object.keys(args).filter((k) => !KEY_ARGS.includes(k));
-  const mark = { running: "…", awaiting: "?", ok: "✓", failed: "✗" }[item.status];
-  const label = { running: "running", awaiting: "waiting for approval", ok: "succeeded", failed: "failed" }[item.status];
+/** A small line icon per kind of step (stroke in the text colour, hidden from screen readers:
+ * the verb says the kind). */
+function KindIcon({ kind }: { kind: StepKind }) {
+  const paths: Record<StepKind, string> = {
+    read: "M4 2h6l3 3v9H4z M10 2v3h3 M6 8h5 M6 11h5",
+    search: "M7 3a4 4 0 1 0 0 8a4 4 0 1 0 0-8z M10 10l4 4",
+    edit: "M3 13l1-3 7-7 2 2-7 7z M9.5 4.5l2 2",
+    create: "M4 2h6l3 3v9H4z M8.5 7v5 M6 9.5h5",
+    move: "M2 8h10 M9 5l3 3-3 3 M14 3v10",
+    delete: "M3 4h10 M6 4V2h4v2 M4.5 4l1 10h5l1-10",
+    other: "M8 5a3 3 0 1 0 0 6a3 3 0 1 0 0-6z M8 1v2 M8 13v2 M1 8h2 M13 8h2",
+  };
   return (
-    <li class={`tool tool-${item.status}`} aria-label={`Tool call ${item.name}${op ? ` ${op}` : ""}: ${label}`}>
-      <div class="tool-head">
-        <span class={`mark mark-${item.status}`} aria-hidden="true">{mark}</span>
-        <span class="tool-name">{item.name}</span>
-        {op && <span class="op">{op}</span>}
-        {main.map((k) => (
-          <span class="arg" key={k}>
-            <span class="arg-key">{k}</span> <code>{short(args[k])}</code>
+    <svg class={`kind-icon kind-${kind}`} viewBox="0 0 16 16" width="14" height="14" aria-hidden="true" focusable="false">
+      <path d={paths[kind]} fill="none" stroke="currentColor" stroke-width="1.4" stroke-linecap="round" stroke-linejoin="round" />
+    </svg>
+  );
+}
+
+const STATUS_WORD = { running: "running", awaiting: "waiting for approval", ok: "done", failed: "failed" } as const;
+
+/** A tool call as one line (icon, verb, object, outcome, status); the line is a disclosure
+ * button that shows the full arguments and result. */
+function ToolCard(props: { item: ToolItem; changes: readonly ChangeSetFile[]; vault: string; actions: Actions; run: string; undone: boolean }) {
+  const { item, vault } = props;
+  const line = stepLine(item, props.changes);
+  const text = `${line.verb}${line.object ? ` ${line.object}` : ""}`;
+  const counts = line.counts ? ` +${line.counts.added} −${line.counts.removed}` : "";
+  const decided = item.approval?.resolved ?? null;
+  const said = `${text}${counts}${line.outcome ? `, ${line.outcome}` : ""}${decided ? `, ${decided.approved ? "approved" : "rejected"}` : ""}`;
+  // The approval card shows the diff while it waits; once decided, the expanded step does.
+  const diffs = item.diffs.length > 0 ? item.diffs : item.status === "ok" && item.approval?.resolved?.approved ? item.approval.diffs : [];
+  return (
+    <li class={`tool tool-${item.status} kind-${line.kind}`}>
+      <details class="step">
+        <summary class="step-line" aria-label={`${said} (${STATUS_WORD[item.status]})`}>
+          <span class={`mark mark-${item.status}`} aria-hidden="true">
+            {item.status === "running" ? <span class="spinner" /> : { awaiting: "?", ok: "✓", failed: "✗" }[item.status]}
           </span>
-        ))}
-        {item.durationMs !== null && <span class="dur">{Math.round(item.durationMs)} ms</span>}
-      </div>
-      {item.args === null && <div class="warn">Arguments were not a JSON object: <code>{item.raw.slice(0, 300)}</code></div>}
-      {(rest.length > 0 || Object.keys(item.added).length > 0) && (
-        <details class="more">
-          <summary>{rest.length} more argument{rest.length === 1 ? "" : "s"}</summary>
-          <pre class="json">{JSON.stringify(Object.fromEntries(rest.map((k) => [k, args[k]])), null, 2)}</pre>
+          <KindIcon kind={line.kind} />
+          <span class="verb">{line.verb}</span>
+          {line.object && <span class={line.isPath ? "object path" : "object"}>{line.object}</span>}
+          {line.counts && (
+            <span class="counts">
+              <span class="plus">+{line.counts.added}</span> <span class="minus">−{line.counts.removed}</span>
+            </span>
+          )}
+          {line.outcome && item.status !== "failed" && <span class="outcome">{line.outcome}</span>}
+          {decided && (
+            <span class={`decided ${decided.approved ? "yes" : "no"}`}>
+              {decided.approved ? "approved" : "rejected"}{decided.by !== "user" ? ` (${decided.by})` : ""}
+            </span>
+          )}
+          {item.durationMs !== null && <span class="dur">{Math.round(item.durationMs)} ms</span>}
+        </summary>
+        <div class="step-body">
+          <h4>Arguments <span class="muted">{item.name}</span></h4>
+          {item.args === null ? (
+            <div class="warn">Arguments were not a JSON object: <code>{item.raw.slice(0, 300)}</code></div>
+          ) : (
+            <pre class="json">{prettyJson(item.args)}</pre>
+          )}
           {Object.keys(item.added).length > 0 && <p class="muted">Added by vaultpilot: <code>{JSON.stringify(item.added)}</code></p>}
-        </details>
-      )}
-      {item.approval !== null && <ApprovalCard item={item.approval} vault={vault} actions={props.actions} run={props.run} />}
-      {item.status === "ok" || item.status === "failed" ? (
-        <div class={`result result-${item.status}`}>
-          <details>
-            <summary>
-              <span class="sr">{item.status === "ok" ? "Success: " : "Failure: "}</span>
-              {resultLine(item)}
-            </summary>
-            <pre class="json">{JSON.stringify(item.result, null, 2)}</pre>
-          </details>
-          {item.diffs.map((d) => (
+          {/* Once answered, the approval is part of the step's record, between the call and its result. */}
+          {decided && item.approval !== null && <ApprovalCard item={item.approval} vault={vault} actions={props.actions} run={props.run} />}
+          {item.result !== null && (
+            <>
+              <h4>Result</h4>
+              {item.preview && <p class={`result result-${item.status}`}>{item.preview}</p>}
+              <pre class="json">{prettyJson(item.result)}</pre>
+            </>
+          )}
+          {diffs.map((d) => (
             <DiffView key={d.path} diff={d} vault={vault} linked={!props.undone} />
           ))}
         </div>
-      ) : null}
+      </details>
+      {item.status === "failed" && (
+        <p class="step-failure" role="note">
+          <span class="sr">Failure: </span>
+          {line.outcome}
+        </p>
+      )}
+      {item.approval !== null && !decided && <ApprovalCard item={item.approval} vault={vault} actions={props.actions} run={props.run} />}
     </li>
   );
 }
 
-function resultLine(item: Extract<Item, { type: "tool" }>): string {
-  if (item.preview) return item.preview;
-  const r = item.result ?? {};
-  const err = str(r["error"]) ?? str(r["message"]);
-  if (err) return err;
-  return item.status === "ok" ? "done" : "failed";
+/** JSON with long strings cut (the full text stays in the result the model got). */
+function prettyJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) => (typeof v === "string" && v.length > 400 ? `${v.slice(0, 400)}… (${v.length} characters)` : v), 2);
 }
 
 /** One sentence for what a change will do, when the tool's diffs (or arguments) say more than
@@ -347,6 +401,18 @@ export function DiffView({ diff, vault, linked = true }: { diff: FileDiff; vault
   );
 }
 
+/** The run's time so far, counting each second while it runs. */
+export function Elapsed({ run }: { run: Run }) {
+  const running = run.finish === null;
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    if (!running) return;
+    const t = window.setInterval(() => setNow(Date.now()), 1000);
+    return () => window.clearInterval(t);
+  }, [running]);
+  return <>{fmtElapsed((running ? now : run.finishedAt ?? run.startedAt) - run.startedAt)}</>;
+}
+
 function Working({ run }: { run: Run }) {
   const [now, setNow] = useState(Date.now());
   useEffect(() => {
@@ -392,32 +458,43 @@ function RunSummary({ run, vault, actions, canUndo }: { run: Run; vault: string;
         )}
         {run.undone && <span class="undone" role="status"> · Undone{told ? `: ${told}` : ""}</span>}
       </div>
-      {run.changed.length > 0 && (
-        <ul class="changed" aria-label="Notes changed">
-          {run.changed.map((p) => (
-            <li key={p}>
-              {run.undone || run.gone.includes(p) ? (
-                <span class="gone">
-                  <span class="path">{p}</span> <span class="muted">({run.undone ? "undone" : "no longer in the vault"})</span>
-                </span>
-              ) : (
-                <a href={obsidianUri(vault, p)}>{p}</a>
-              )}
-            </li>
-          ))}
-        </ul>
-      )}
+      {run.changed.length > 0 && <ChangedList run={run} vault={vault} />}
     </section>
+  );
+}
+
+/** The files a run changed, each with its +/- line counts, a link to the note while it is in
+ * the vault, and where it came from when the run moved it. */
+export function ChangedList({ run, vault }: { run: Run; vault: string }) {
+  const files: ChangedFile[] = changedFiles(run);
+  return (
+    <ul class="changed" aria-label="Notes changed">
+      {files.map((f) => {
+        const gone = run.undone || run.gone.includes(f.path);
+        return (
+          <li key={f.path}>
+            {gone ? (
+              <span class="gone">
+                <span class="path">{f.path}</span> <span class="muted">({run.undone ? "undone" : "no longer in the vault"})</span>
+              </span>
+            ) : (
+              <a class="path" href={obsidianUri(vault, f.path)}>{f.path}</a>
+            )}
+            {f.counts && (
+              <span class="counts">
+                {" "}<span class="plus">+{f.counts.added}</span> <span class="minus">−{f.counts.removed}</span>
+              </span>
+            )}
+            {f.movedFrom && <span class="muted moved-from"> (moved from {f.movedFrom})</span>}
+          </li>
+        );
+      })}
+    </ul>
   );
 }
 
 function str(v: unknown): string | null {
   return typeof v === "string" && v ? v : null;
-}
-
-function short(v: unknown): string {
-  const text = typeof v === "string" ? v : JSON.stringify(v);
-  return text.length > 80 ? `${text.slice(0, 77)}…` : text;
 }
 
 function firstLine(text: string): string {
