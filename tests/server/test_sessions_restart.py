@@ -22,7 +22,7 @@ from websockets.exceptions import ConnectionClosed
 from vaultpilot.server.auth import CLOSE_SIGNED_OUT, signed_out_message
 from vaultpilot.server.keyfile import rotate_key
 from vaultpilot.server.sessions import COOKIE, SESSION_TTL_S, Sessions, key_fingerprint
-from vaultpilot.server.ws import CLOSE_UNAUTHORIZED
+from vaultpilot.server.ws import CLOSE_UNAUTHORIZED, REVALIDATE_S
 
 from .conftest import Live, command, recv_json
 
@@ -177,6 +177,49 @@ def test_a_websocket_with_a_stale_cookie_is_closed_saying_why_and_may_then_use_a
     assert reason == signed_out_message("unknown")
     assert set_cookie.startswith(f"{COOKIE}=;") and "Max-Age=0" in set_cookie
     assert hello["type"] == "hello" and hello["vaults"] == ["vault"]
+
+
+async def _closed_within(ws: Any, seconds: float) -> tuple[int | None, str]:
+    """Read frames until the server closes the socket; its close code and reason."""
+    try:
+        async with asyncio.timeout(seconds):
+            while True:
+                await ws.recv()
+    except ConnectionClosed as closed:
+        return (closed.rcvd.code, closed.rcvd.reason) if closed.rcvd else (None, "")
+    except TimeoutError:
+        return None, "still open"
+
+
+def test_open_sockets_end_with_their_session_or_their_key(
+    live: Callable[..., Live], vault: Path
+) -> None:
+    server = _start(live, vault)
+    session, other = _session(server), _session(server)
+
+    async def go() -> list[tuple[int | None, str]]:
+        signed = {"Cookie": f"{COOKIE}={session}", "Origin": server.url}
+        kept = {"Cookie": f"{COOKIE}={other}", "Origin": server.url}
+        async with (
+            server.ws(additional_headers=signed) as mine,
+            server.ws(additional_headers=kept) as theirs,
+        ):
+            assert (await recv_json(mine))["type"] == "hello"
+            assert (await recv_json(theirs))["type"] == "hello"
+            # Signing out in one tab ends every socket of that session, not the others'.
+            await asyncio.to_thread(_post, server, "/logout", session)
+            first = await _closed_within(mine, REVALIDATE_S * 3)
+            untouched = await _closed_within(theirs, REVALIDATE_S * 1.5)
+        async with server.ws() as by_key:  # the key in the handshake (Authorization header)
+            assert (await recv_json(by_key))["type"] == "hello"
+            rotate_key(server.app.state.vaultpilot.settings.key_path)
+            second = await _closed_within(by_key, REVALIDATE_S * 3)
+        return [first, untouched, second]
+
+    first, untouched, second = asyncio.run(go())
+    assert first == (CLOSE_UNAUTHORIZED, signed_out_message("unknown"))
+    assert untouched == (None, "still open")
+    assert second[0] == CLOSE_UNAUTHORIZED and "key changed" in second[1]
 
 
 def test_close_reasons_fit_a_websocket_close_frame() -> None:

@@ -70,6 +70,7 @@ __all__ = [
     "host_name",
     "signed_out_message",
     "ws_auth_state",
+    "ws_credential",
     "ws_subprotocol",
 ]
 
@@ -78,6 +79,7 @@ KEY_SUBPROTOCOL_PREFIX = "vaultpilot.key."
 _URL_KEY_NAMES = frozenset({"key", "token", "api_key", "apikey", "access_token", "auth"})
 _STATE_AUTH = "vaultpilot.auth"
 _STATE_PROTOCOL = "vaultpilot.subprotocol"
+_STATE_CREDENTIAL = "vaultpilot.credential"
 AuthState = Literal["ok", "pending"]
 LOGIN_PATH = "/login"
 PUBLIC_PATHS = frozenset({"/", "/index.html", "/app.js", "/app.css", LOGIN_PATH})
@@ -118,6 +120,13 @@ def ws_auth_state(scope: Scope) -> AuthState:
     """Whether a WebSocket handshake carried a good key (``ok``) or none (``pending``)."""
     state: AuthState = scope.get("state", {}).get(_STATE_AUTH, "pending")
     return state
+
+
+def ws_credential(scope: Scope) -> tuple[str, str | None] | None:
+    """What signed a WebSocket handshake in: ``("key", key)`` or ``("session", cookie)``; None
+    when it carried neither (the socket must then send ``Authenticate``)."""
+    value: tuple[str, str | None] | None = scope.get("state", {}).get(_STATE_CREDENTIAL)
+    return value
 
 
 def ws_subprotocol(scope: Scope) -> str | None:
@@ -193,6 +202,7 @@ class SecurityMiddleware:
                     await _close_signed_out(scope, receive, send, signed_out_message(cookie))
                     return
                 state[_STATE_AUTH] = "ok" if cookie == "ok" else "pending"
+                state[_STATE_CREDENTIAL] = ("session", session_cookie(headers.get("cookie")))
                 await self.app(scope, receive, send)
                 return
             cookie = "none"
@@ -207,6 +217,7 @@ class SecurityMiddleware:
             await _deny(scope, receive, send, 401, "unauthorized", message)
             return
         state[_STATE_AUTH] = "ok"
+        state[_STATE_CREDENTIAL] = ("key", key)
         await self.app(scope, receive, send)
 
     def _foreign(self, headers: Headers) -> str | None:

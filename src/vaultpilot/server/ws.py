@@ -52,7 +52,12 @@ from typing import Any, Literal
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from vaultpilot.server.auth import ws_auth_state, ws_subprotocol
+from vaultpilot.server.auth import (
+    signed_out_message,
+    ws_auth_state,
+    ws_credential,
+    ws_subprotocol,
+)
 from vaultpilot.server.envelope import ErrorCode, failure
 from vaultpilot.server.keyfile import KeyStore
 from vaultpilot.server.limits import too_large_message
@@ -63,6 +68,7 @@ __all__ = [
     "CLOSE_TOO_SLOW",
     "CLOSE_UNAUTHORIZED",
     "MAX_BACKLOG",
+    "REVALIDATE_S",
     "Format",
     "Hub",
     "Subscriber",
@@ -71,6 +77,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 AUTH_TIMEOUT_S = 10.0
+REVALIDATE_S = 2.0  # how often an open socket's key or session is checked again
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_TOO_SLOW = 1013
 _MAX_IN_FLIGHT = 64
@@ -178,8 +185,9 @@ class Hub:
 Dispatch = Callable[[str, Subscriber], Awaitable[dict[str, Any]]]
 
 
-async def _authenticate(ws: WebSocket, check: Callable[[str | None], bool]) -> bool:
-    """Read the first frame as ``Authenticate {key}``; reply, and close on failure."""
+async def _authenticate(ws: WebSocket, check: Callable[[str | None], bool]) -> str | None:
+    """Read the first frame as ``Authenticate {key}``; reply, and close on failure. The key
+    that signed the socket in, or None."""
     command_id: str | None = None
     name: str | None = None
     key: str | None = None
@@ -196,11 +204,11 @@ async def _authenticate(ws: WebSocket, check: Callable[[str | None], bool]) -> b
     except (TimeoutError, json.JSONDecodeError, KeyError, RuntimeError):
         pass
     except WebSocketDisconnect:
-        return False
-    if name == "Authenticate" and check(key):
+        return None
+    if name == "Authenticate" and key is not None and check(key):
         reply = {"type": "reply", "id": command_id, "commandName": name, "success": True}
         await ws.send_text(json.dumps({**reply, "result": {"authenticated": True}, "error": None}))
-        return True
+        return key
     message = (
         "Wrong API key."
         if name == "Authenticate" and key
@@ -212,7 +220,32 @@ async def _authenticate(ws: WebSocket, check: Callable[[str | None], bool]) -> b
         frame = {"type": "reply", **failure(command_id, name, "unauthorized", message)}
         await ws.send_text(json.dumps(frame))
         await ws.close(CLOSE_UNAUTHORIZED, "unauthorized")
-    return False
+    return None
+
+
+_KEY_CHANGED = "The API key changed (vaultpilot key rotate): sign in again with the new one."
+
+
+async def _until_signed_out(still_signed_in: Callable[[], str | None]) -> str:
+    """Wait until the socket's credential no longer holds; why (a close reason)."""
+    while True:
+        await asyncio.sleep(REVALIDATE_S)
+        reason = still_signed_in()
+        if reason is not None:
+            return reason
+
+
+def _credential_check(
+    credential: tuple[str, str | None],
+    keys: KeyStore,
+    session_check: Callable[[str | None], bool] | None,
+) -> Callable[[], str | None]:
+    """A check of what signed the socket in: None while it holds, else why it no longer does
+    (a rotated key, a session signed out or expired)."""
+    kind, secret = credential
+    if kind == "session" and session_check is not None:
+        return lambda: None if session_check(secret) else signed_out_message("unknown")
+    return lambda: None if keys.check(secret) else _KEY_CHANGED
 
 
 async def _send_loop(ws: WebSocket, sub: Subscriber) -> None:
@@ -275,11 +308,17 @@ async def serve(
     hello: Callable[[Subscriber], dict[str, Any]],
     queue_size: int,
     max_message: int,
+    session_check: Callable[[str | None], bool] | None = None,
 ) -> None:
     """Run one WebSocket connection to its end (see the module for the protocol)."""
     await ws.accept(subprotocol=ws_subprotocol(ws.scope))
-    if ws_auth_state(ws.scope) != "ok" and not await _authenticate(ws, keys.check):
-        return
+    credential = ws_credential(ws.scope)
+    if ws_auth_state(ws.scope) != "ok" or credential is None:
+        key = await _authenticate(ws, keys.check)
+        if key is None:
+            return
+        credential = ("key", key)
+    still_signed_in = _credential_check(credential, keys, session_check)
     sub = Subscriber(queue_size)
     # Added and the backlog taken in one step (no await between): every frame published from
     # now on is queued, every earlier frame of an active run is in the backlog.
@@ -292,10 +331,12 @@ async def serve(
     except Exception:  # the client went away while it was greeted (the error type varies)
         hub.remove(sub)
         return
+    signed_out = asyncio.create_task(_until_signed_out(still_signed_in))
     tasks = [
         asyncio.create_task(_read_loop(ws, sub, dispatch, max_message)),
         asyncio.create_task(_send_loop(ws, sub)),
         asyncio.create_task(sub.dropped.wait()),
+        signed_out,
     ]
     try:
         done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
@@ -304,7 +345,10 @@ async def serve(
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-    if tasks[2] in done:
+    if signed_out in done and not signed_out.cancelled():
+        with contextlib.suppress(Exception):
+            await ws.close(CLOSE_UNAUTHORIZED, signed_out.result()[:120])
+    elif tasks[2] in done:
         with contextlib.suppress(Exception):
             await ws.close(CLOSE_TOO_SLOW, "too slow: the event queue overflowed")
     elif tasks[1] in done or tasks[0] in done:
