@@ -20,7 +20,9 @@ subscriber (role ``ui``) once authenticated; ``Subscribe {role: "agent"}`` also 
 receive UI commands, and ``Subscribe {format: "spec"}`` switches its agent events to the
 specification's ``{type, data}`` shape (see ``spec_events``). A socket whose handshake carried
 no key (and no session cookie, see ``auth``) must send ``Authenticate {key}`` first; anything
-else, a wrong key or nothing within ``AUTH_TIMEOUT_S`` closes it with 4401.
+else, a wrong key or nothing within ``AUTH_TIMEOUT_S`` closes it with 4401. What signed a socket
+in is checked again every ``REVALIDATE_S``: a session signed out (in any tab) or expired, or a key
+rotated since (``vaultpilot key rotate``), closes the socket with 4401 and the reason.
 
 **Resuming.** The hub keeps every frame of each active run (``open_run`` / ``close_run``, at
 most ``MAX_BACKLOG`` frames a run). A new socket receives, right after ``hello``, the stored
