@@ -46,7 +46,6 @@ from vaultpilot.index.scan import (
     load_note,
     scan_folders,
     scan_paths,
-    scan_vault,
 )
 from vaultpilot.index.stamps import (
     StampUpdate,
@@ -296,8 +295,10 @@ def _vault_paths(conn: sqlite3.Connection, plan: SyncPlan) -> PathsFn:
 def plan_sync(
     conn: sqlite3.Connection, root: Path, *, temp_files: list[str] | None = None
 ) -> SyncPlan:
-    """What a full sync would do now (a scan of the vault against the index, nothing written)."""
-    return _diff_vault(scan_vault(root, temp_files=temp_files), _indexed(conn))
+    """What a full sync would do now (a scan of the vault against the index, nothing written;
+    as cheap as a sync that finds nothing: only folders whose stamp changed are compared)."""
+    plan = _diff_folders(scan_folders(root, read_stamps(conn), temp_files=temp_files), conn)
+    return replace(plan, stamps=None)
 
 
 def plan_paths(conn: sqlite3.Connection, root: Path, paths: Iterable[str]) -> SyncPlan:
