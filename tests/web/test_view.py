@@ -67,8 +67,10 @@ def test_a_recorded_run_streams_steps_waits_for_approval_and_answers(page: Any, 
         expect(approve).to_be_visible()
         expect(page.locator(".thought")).to_contain_text("I should find the meeting notes first.")
         expect(page.locator(".tool")).to_have_count(2)
-        expect(page.locator(".tool").first).to_contain_text("search_by_metadata")
-        expect(page.locator(".tool").first).to_contain_text("1 note: Meetings/Retro.md")
+        search = page.locator(".tool .step-line").first
+        expect(search.locator(".verb")).to_have_text("Filter")
+        expect(search.locator(".object")).to_have_text('{"tags":["meeting"]}')
+        expect(search.locator(".outcome")).to_have_text("1 found")
         expect(page.locator(".approval .diff .dl-add")).to_have_count(2)
         expect(page.locator(".approval .diff .dl-del")).to_have_count(1)
         expect(page.get_by_role("button", name="Stop")).to_be_visible()
@@ -89,7 +91,14 @@ def test_a_recorded_run_streams_steps_waits_for_approval_and_answers(page: Any, 
         expect(summary.get_by_role("link", name="Meetings/Retro.md")).to_have_attribute(
             "href", "obsidian://open?vault=Example&file=Meetings%2FRetro.md"
         )
-        expect(page.locator(".tool").nth(1)).to_contain_text("updated Meetings/Retro.md")
+        edit = page.locator(".tool .step-line").nth(1)
+        expect(edit.locator(".verb")).to_have_text("Write")
+        expect(edit.locator(".object")).to_have_text("Meetings/Retro.md")
+        expect(edit.locator(".counts")).to_have_text("+2 −1")  # the diff the result carried
+        edit.click()  # the full result, as the tool gave it
+        expect(page.locator(".tool .result").nth(1)).to_have_text(
+            "updated Meetings/Retro.md (+2 −1)"
+        )
         expect(page.get_by_role("button", name="Send")).to_be_visible()
         shot(page, "04-answer-and-summary")
 
@@ -111,7 +120,10 @@ def test_reject_sends_the_reason_and_shows_the_refusal(page: Any, shot: Shot) ->
         page.get_by_label("Reason for rejecting (optional)").fill("Not this one")
         page.get_by_role("button", name="Reject").click()
         expect(page.locator(".approval .decision")).to_have_text("Rejected")
-        expect(page.locator(".tool-failed")).to_contain_text("rejected: the person said no")
+        expect(page.locator(".tool-failed .step-failure")).to_have_text(
+            "Failure: rejected: the person said no"
+        )
+        expect(page.locator(".tool-failed .decided")).to_have_text("rejected")
         expect(page.get_by_label("Answer")).to_contain_text("unchanged, as you asked")
         expect(page.get_by_label("Run summary")).to_contain_text("0 notes changed")
         shot(page, "05-rejected")

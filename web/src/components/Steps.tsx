@@ -480,7 +480,7 @@ export function ChangedList({ run, vault }: { run: Run; vault: string }) {
             ) : (
               <a class="path" href={obsidianUri(vault, f.path)}>{f.path}</a>
             )}
-            {f.counts && (
+            {f.counts && !(f.movedFrom && f.counts.added === 0 && f.counts.removed === 0) && (
               <span class="counts">
                 {" "}<span class="plus">+{f.counts.added}</span> <span class="minus">−{f.counts.removed}</span>
               </span>
