@@ -125,7 +125,7 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
   function changedSomething(frame: ServerFrame, state: ViewState): boolean {
     if (frame.type !== "event") return false;
     const e = frame.event;
-    if (e.kind === "run_finished") return state.runs.find((r) => r.runId === frame.runId)?.changed.length !== 0;
+    if (e.kind === "run_finished") return (state.runs.find((r) => r.runId === frame.runId)?.changed.length ?? 0) > 0;
     if (e.kind !== "tool_result" || !e.success) return false;
     const run = state.runs.find((r) => r.runId === frame.runId);
     const item = run?.items.find((it) => it.type === "tool" && it.callId === e.call_id);
