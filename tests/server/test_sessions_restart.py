@@ -279,3 +279,25 @@ def test_an_unwritable_folder_keeps_sessions_until_the_server_stops(
         session = store.redeem(store.issue_link()[0])
     assert session is not None and store.check(session)
     assert "could not write the browser sessions file" in caplog.text
+
+
+def test_the_first_sign_in_after_a_key_rotation_holds(tmp_path: Path) -> None:
+    key = ["k" * 43]
+    store = Sessions(path=tmp_path / "sessions.json", key=lambda: key[0])
+    old = store.redeem(store.issue_link()[0])
+    key[0] = "r" * 43  # `vaultpilot key rotate` while the server runs
+    link = store.issue_link()[0]
+    session = store.redeem(link)
+    assert session is not None and store.status(session) == "active"
+    assert store.status(session) == "active"  # and on the next request too
+    assert store.status(old) == "unknown"
+
+
+def test_a_sign_out_through_one_server_holds_on_another(tmp_path: Path) -> None:
+    path, key = tmp_path / "sessions.json", "k" * 43
+    one = Sessions(path=path, key=lambda: key)
+    two = Sessions(path=path, key=lambda: key)
+    session = one.redeem(one.issue_link()[0])
+    assert two.status(session) == "active"
+    assert one.sign_out(session)
+    assert two.status(session) == "unknown"

@@ -421,7 +421,7 @@ def _websocket_route(app: FastAPI, state: ServerState) -> None:
             ws,
             hub=state.hub,
             keys=state.keys,
-            session_check=state.sessions.check,
+            session_status=state.sessions.status,
             dispatch=run_frame,
             hello=hello,
             queue_size=state.settings.subscriber_queue,

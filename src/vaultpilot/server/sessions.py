@@ -110,6 +110,7 @@ class Sessions:
 
     def issue_link(self) -> tuple[str, float]:
         """A new one-time login token and the seconds it stays valid."""
+        self._follow_key()
         token = secrets.token_urlsafe(32)
         self._links[_digest(token)] = self._clock() + self.link_ttl
         while len(self._links) > MAX_LINKS:
@@ -130,6 +131,7 @@ class Sessions:
             return None
         session = secrets.token_urlsafe(32)
         self._refresh()
+        self._follow_key()  # a session made now belongs to the key in force now
         self._sessions[_digest(session)] = now + SESSION_TTL_S
         self._prune(now)
         self._save()
@@ -148,11 +150,9 @@ class Sessions:
         """What ``session_id`` (a cookie's value) names: see the module."""
         if not session_id:
             return "unknown"
+        self._refresh()  # another server on the same data folder may have signed it in or out
         self._follow_key()
-        key = _digest(session_id)
-        expiry = self._sessions.get(key)
-        if expiry is None and self._refresh():
-            expiry = self._sessions.get(key)  # made by another server on the same data folder
+        expiry = self._sessions.get(_digest(session_id))
         if expiry is None:
             return "unknown"
         return "active" if expiry >= self._clock() else "expired"
@@ -165,6 +165,7 @@ class Sessions:
         if not session_id:
             return False
         self._refresh()
+        self._follow_key()
         if self._sessions.pop(_digest(session_id), None) is None:
             return False
         self._save()

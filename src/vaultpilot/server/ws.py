@@ -240,13 +240,20 @@ async def _until_signed_out(still_signed_in: Callable[[], str | None]) -> str:
 def _credential_check(
     credential: tuple[str, str | None],
     keys: KeyStore,
-    session_check: Callable[[str | None], bool] | None,
+    session_status: Callable[[str | None], str],
 ) -> Callable[[], str | None]:
     """A check of what signed the socket in: None while it holds, else why it no longer does
     (a rotated key, a session signed out or expired)."""
     kind, secret = credential
-    if kind == "session" and session_check is not None:
-        return lambda: None if session_check(secret) else signed_out_message("unknown")
+    if kind == "session":
+
+        def session_holds() -> str | None:
+            status = session_status(secret)
+            if status == "active":
+                return None
+            return signed_out_message("expired" if status == "expired" else "unknown")
+
+        return session_holds
     return lambda: None if keys.check(secret) else _KEY_CHANGED
 
 
@@ -310,7 +317,7 @@ async def serve(
     hello: Callable[[Subscriber], dict[str, Any]],
     queue_size: int,
     max_message: int,
-    session_check: Callable[[str | None], bool] | None = None,
+    session_status: Callable[[str | None], str],
 ) -> None:
     """Run one WebSocket connection to its end (see the module for the protocol)."""
     await ws.accept(subprotocol=ws_subprotocol(ws.scope))
@@ -320,7 +327,7 @@ async def serve(
         if key is None:
             return
         credential = ("key", key)
-    still_signed_in = _credential_check(credential, keys, session_check)
+    still_signed_in = _credential_check(credential, keys, session_status)
     sub = Subscriber(queue_size)
     # Added and the backlog taken in one step (no await between): every frame published from
     # now on is queued, every earlier frame of an active run is in the backlog.
