@@ -21,26 +21,37 @@ use (``{"kind": ..., fields...}``). The order of a run's events:
 
 ``message`` events carry each message appended to the conversation history (OpenAI chat shape),
 so a store can persist the conversation without knowing the loop.
+
+What a person is shown of a step is described once (``agent.steps``) and travels with the
+events: ``tool_call.label`` (``{kind, verb, object, object_is_path}``: ``Edit`` ``Inbox.md``, the
+kind picking an icon), ``tool_result.outcome`` (a few words: ``7 found``, ``170 words``) and,
+for a vault-tool write that ran, ``tool_result.files`` (``{path, added, removed}`` per file it
+changed, ``from`` when it moved, read from the change journal; absent when nothing was written
+or no journal records the run). ``run_started.approval_mode`` says when the run asks.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
     "AgentEvent",
+    "ApprovalMode",
     "ApprovalRequired",
     "ApprovalResolved",
     "ContextAttached",
     "ErrorEvent",
     "EventKind",
+    "FileCount",
     "FinishReason",
     "MessageAdded",
     "RunFinished",
     "RunStarted",
     "Status",
+    "StepKind",
+    "StepLabel",
     "TextChunk",
     "Thought",
     "ToolCall",
@@ -52,6 +63,27 @@ __all__ = [
 
 FinishReason = Literal["done", "interrupted", "max_steps", "budget", "error"]
 ToolResultSource = Literal["tool", "override", "denied", "invalid", "interrupted"]
+StepKind = Literal["read", "search", "edit", "create", "move", "delete", "other"]
+# read-only: the vault's rules allow no change; ask: every change asks; auto: the approval rules
+# decide (destructive steps ask); auto-approve: every step the rules would ask about runs.
+ApprovalMode = Literal["read-only", "ask", "auto", "auto-approve"]
+
+
+class StepLabel(TypedDict):
+    """How a tool call reads: ``verb`` and its ``object`` (``Edit`` ``Inbox.md``)."""
+
+    kind: StepKind
+    verb: str
+    object: str
+    object_is_path: bool  # the object names notes or folders (shown as paths)
+
+
+# One file a write changed: lines added and removed, and ``from``, the path before a move
+# (a Python keyword, hence the functional form).
+FileCount = TypedDict(
+    "FileCount",
+    {"path": str, "added": int, "removed": int, "from": NotRequired[str]},
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +93,7 @@ class RunStarted:
     tools: tuple[str, ...]
     max_steps: int
     token_budget: int | None
+    approval_mode: ApprovalMode = "auto"
     kind: Literal["run_started"] = "run_started"
 
 
@@ -120,7 +153,8 @@ class MessageAdded:
 class ToolCall:
     """A tool call the model made. ``arguments`` is None when they were not a JSON object
     (``raw_arguments`` has the text); ``added`` names arguments the loop supplied (the
-    ``expectedVersion`` of a note the agent read)."""
+    ``expectedVersion`` of a note the agent read); ``label`` is how the call reads to a person
+    (``agent.steps``; left out of the JSON when None)."""
 
     call_id: str
     name: str
@@ -128,6 +162,7 @@ class ToolCall:
     raw_arguments: str
     step: int
     added: dict[str, Any] = dataclasses.field(default_factory=dict)
+    label: StepLabel | None = None
     kind: Literal["tool_call"] = "tool_call"
 
 
@@ -155,6 +190,10 @@ class ApprovalResolved:
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
+    """What a call returned. ``outcome``: a few words for a person (``agent.steps``); ``files``:
+    the files a vault-tool write changed with their line counts (None, and left out of the
+    JSON, when it wrote nothing or nothing records what it wrote)."""
+
     call_id: str
     name: str
     success: bool
@@ -162,6 +201,8 @@ class ToolResult:
     preview: str
     source: ToolResultSource
     duration_ms: float
+    outcome: str = ""
+    files: tuple[FileCount, ...] | None = None
     kind: Literal["tool_result"] = "tool_result"
 
 
@@ -218,13 +259,16 @@ EventKind = Literal[
 ]
 
 
+_OPTIONAL = frozenset({"label", "files"})
+
+
 def event_to_dict(event: AgentEvent) -> dict[str, Any]:
     """The JSON shape of an event: ``kind`` first, then the fields in declaration order."""
     out: dict[str, Any] = {"kind": event.kind}
     for f in dataclasses.fields(event):
         if f.name != "kind":
             value = getattr(event, f.name)
-            if f.name == "diffs" and not value:
+            if (f.name == "diffs" and not value) or (f.name in _OPTIONAL and value is None):
                 continue  # optional: absent rather than empty
             out[f.name] = list(value) if isinstance(value, tuple) else value
     return out

@@ -72,7 +72,9 @@ from vaultpilot.agent.mentions import attach
 from vaultpilot.agent.model import ChatMessage, ModelClient, ModelError, RawToolCall, TurnEnd
 from vaultpilot.agent.results import parse_arguments, preview
 from vaultpilot.agent.schemas import tool_entry
+from vaultpilot.agent.steps import JournalCounts, approval_mode, describe, outcome
 from vaultpilot.agent.toolset import ToolSet, failure, for_run, result_ok
+from vaultpilot.agent.vault_tools import VaultTools
 from vaultpilot.agent.versions import NoteVersions
 from vaultpilot.memory.journal import new_run_id
 from vaultpilot.tools import TOOLS
@@ -177,6 +179,7 @@ class _Run:
         self.open_calls: list[RawToolCall] = []  # announced by the model, no tool message yet
         # Every change the run makes joins one change set, named by the run id (for undo).
         self.tools = for_run(agent.tools, run_id)
+        self.counts = _journal_counts(agent, run_id)
         self.guard = RunGuard(agent.rules)
         self.marked: dict[str, str] = {}  # a tool message's content -> its marked form, once
         specs = self.tools.specs()
@@ -239,6 +242,7 @@ class _Run:
                 tuple(self.names),
                 limits.max_steps,
                 limits.token_budget,
+                approval_mode(self.agent.policy, self.agent.rules),
             )
         )
 
@@ -364,7 +368,8 @@ class _Run:
             arguments = {k: v for k, v in arguments.items() if k not in _CHOSEN}
         if problem is None and arguments is not None:
             added = self.versions.precondition(call.name, arguments)
-        event = ToolCall(call.id, call.name, arguments, call.arguments, self.step, added)
+        said = describe(call.name, arguments)
+        event = ToolCall(call.id, call.name, arguments, call.arguments, self.step, added, said)
         await self.emit_and_wait(event)
         started = time.perf_counter()
         source: ToolResultSource
@@ -378,8 +383,30 @@ class _Run:
         if source == "tool" and arguments is not None:
             self.guard.observe(call.name, arguments, result)
         duration = round((time.perf_counter() - started) * 1000, 2)
-        self.emit(ToolResult(call.id, call.name, ok, result, preview(result), source, duration))
+        files = None  # what a write changed, from the journal it was recorded in
+        if self.counts and source == "tool" and self._wrote(call.name, arguments or {}):
+            files = await asyncio.to_thread(self.counts.take)
+        self.emit(
+            ToolResult(
+                call.id,
+                call.name,
+                ok,
+                result,
+                preview(result),
+                source,
+                duration,
+                outcome(result, files),
+                tuple(files) if files is not None else None,
+            )
+        )
         self._tool_message(call.id, result)
+
+    @staticmethod
+    def _wrote(name: str, arguments: dict[str, Any]) -> bool:
+        """A vault-tool call whose operation writes, not as a dry run."""
+        tool = _VAULT_TOOLS.get(name)
+        op = tool.operation(arguments) if tool is not None else None
+        return op is not None and op.writes and arguments.get("dryRun") is not True
 
     async def _decide_and_run(
         self, call: RawToolCall, arguments: dict[str, Any]
@@ -480,6 +507,15 @@ class _Run:
             "Interrupted by the user: this call did not run, or its outcome is unknown. "
             "Check the vault before retrying."
         )
+
+
+def _journal_counts(agent: Agent, run_id: str) -> JournalCounts | None:
+    """What each write of the run changed, read from its change set (the run's id) in the vault
+    tools' change journal; None when no journal records the run."""
+    vault = agent.vault
+    if not isinstance(vault, VaultTools) or vault.ctx.journal is None:
+        return None
+    return JournalCounts(vault.ctx.journal, str(vault.ctx.root), run_id)
 
 
 async def run(

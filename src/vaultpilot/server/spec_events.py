@@ -22,6 +22,10 @@ before ``error`` / ``run_finished``): as ``thought`` when the turn called tools,
 (the agent view re-labels such text itself). ``seq`` is that of the event a frame comes from
 (held-back chunks leave gaps; a released text shares the ``seq`` of the event that released it).
 
+The fields the server's own events carry for its agent view (``run_started.approval_mode``,
+``tool_call.label``, ``tool_result.outcome`` and ``files``: ``agent.events``) have no place in
+the specification's shape and are left out of it.
+
 ``SpecStream`` is the stateful translator (one per server, fed every published frame in order);
 ``translate_all`` turns a run's stored frames (a reconnecting client's backlog) with a fresh one.
 """
@@ -51,6 +55,14 @@ SPEC_TYPES = (
 )
 
 
+# Per event kind, the fields the specification's shape does not have (see the module).
+_NOT_IN_SPEC: dict[str, frozenset[str]] = {
+    "run_started": frozenset({"approval_mode"}),
+    "tool_call": frozenset({"label"}),
+    "tool_result": frozenset({"outcome", "files"}),
+}
+
+
 @dataclass(slots=True)
 class _Held:
     step: int
@@ -72,7 +84,8 @@ class SpecStream:
         if kind != "event" or not isinstance(event, dict) or "kind" not in event:
             return [frame]
         name = event["kind"]
-        data = {k: v for k, v in event.items() if k != "kind"}
+        left_out = _NOT_IN_SPEC.get(name, frozenset())
+        data = {k: v for k, v in event.items() if k != "kind" and k not in left_out}
         run = frame.get("runId")
         if name == "text_chunk" and run is not None:
             held = self._held.get(run)

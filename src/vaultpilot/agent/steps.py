@@ -1,0 +1,293 @@
+"""What a tool call says to a person, described once: its kind, its label and its outcome.
+
+The terminal (``cli.steps`` renders ``Edit(Inbox.md) +1 −1``) and the agent view (from the
+``label``, ``outcome`` and ``files`` the events carry) show a step from these, so the two cannot
+word it differently:
+
+* ``describe(name, arguments)`` → ``StepLabel``: the ``kind`` (read, search, edit, create, move,
+  delete, other), the ``verb`` and its ``object`` (``Read`` ``Inbox.md``, ``Search``
+  ``"weekly review"``, ``Move`` ``A.md → Archive``) and whether the object names notes or
+  folders. An unknown tool reads as its name and its first arguments.
+* ``kind_of(tool, operation)``: the kind, from the operation's facts (``tools.operations``), not
+  from a list: an operation that does not write reads notes when its effect says so (``reads
+  …``), else it searches; a write naming a ``destination`` moves; one whose effect creates or
+  deletes does that; any other write edits.
+* ``outcome(result, files)``: a few words on what came back (``7 found``, ``312 words``, the
+  message of a failure). A write's line counts are not words: they travel beside them in
+  ``files`` and each view shows them its own way.
+* ``JournalCounts``: the files each write of a run changed, ``{path, added, removed}`` (and
+  ``from`` for a move), read from the change journal where the write recorded its bytes.
+* ``approval_mode(policy, rules)``: when a run asks (``events.ApprovalMode``).
+* ``line_counts(before, after)`` and ``diff_counts(diff)``: lines added and removed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from vaultpilot.agent.approvals import ApprovalPolicy
+from vaultpilot.agent.events import ApprovalMode, FileCount, StepKind, StepLabel
+from vaultpilot.errors import NotFoundError, VaultpilotError
+from vaultpilot.memory.journal import Journal, StoredChange
+from vaultpilot.tools.operations import Operation
+from vaultpilot.tools.registry import TOOLS
+from vaultpilot.tools.rules import VaultRules
+
+__all__ = [
+    "VERBS",
+    "JournalCounts",
+    "approval_mode",
+    "describe",
+    "diff_counts",
+    "file_counts",
+    "kind_of",
+    "line_counts",
+    "outcome",
+    "plural",
+]
+
+_CUT = 60
+_BY_NAME = {t.name: t for t in TOOLS}
+
+# The verb each operation of the three vault tools reads as (the terminal's and the page's).
+VERBS: Mapping[str, str] = {
+    # obsidian_get_context
+    "read_note": "Read",
+    "read_multiple": "Read",
+    "gather_related": "Gather",
+    "daily_note": "Daily",
+    "note_with_backlinks": "Read",
+    # obsidian_query_vault
+    "semantic_search": "Search",
+    "list_structure": "List",
+    "find_related": "Related",
+    "search_by_metadata": "Filter",
+    "recent_changes": "Recent",
+    # obsidian_vault_manager
+    "create_note": "Create",
+    "update_note": "Write",
+    "edit_note": "Edit",
+    "append_note": "Append",
+    "delete_note": "Delete",
+    "move_note": "Move",
+    "create_folder": "Mkdir",
+    "delete_folder": "DeleteFolder",
+    "move_folder": "MoveFolder",
+    "bulk_tag": "Tag",
+    "bulk_move": "Move",
+    "bulk_update_metadata": "Properties",
+}
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _cut(text: str, limit: int = _CUT) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def kind_of(op: Operation | None) -> StepKind:
+    """The kind of a vault-tool operation, from its facts (see the module); None: other."""
+    if op is None:
+        return "other"
+    verb = op.effect.split(" ", 1)[0]
+    if not op.writes:
+        return "read" if verb == "reads" else "search"
+    if "destination" in op.files:
+        return "move"
+    if verb == "creates":
+        return "create"
+    return "delete" if verb == "deletes" else "edit"
+
+
+def _targets(arguments: Mapping[str, Any]) -> str:
+    many = arguments.get("targets")
+    if isinstance(many, list) and many:
+        shown = ", ".join(_cut(str(t), 40) for t in many[:2])
+        return shown + (f", +{len(many) - 2}" if len(many) > 2 else "")
+    target = arguments.get("target")
+    return _cut(str(target)) if target else ""
+
+
+def _object(op: Operation, arguments: Mapping[str, Any]) -> tuple[str, bool]:
+    """What the call acts on, and whether that names notes or folders (the op's ``files``)."""
+    target = _targets(arguments)
+    match op.name:
+        case "semantic_search":
+            return json.dumps(_cut(str(arguments.get("query", ""))), ensure_ascii=False), False
+        case "list_structure":
+            return _cut(str(arguments.get("path") or "/")), True
+        case "find_related":
+            return _cut(str(arguments.get("referenceNote") or target)), True
+        case "search_by_metadata":
+            filters = arguments.get("filters")
+            return (_cut(json.dumps(filters, ensure_ascii=False)) if filters else ""), False
+        case "recent_changes":
+            return "", False
+        case "daily_note":
+            return _cut(str(arguments.get("date") or "today")), False
+    if "destination" in op.files:
+        return f"{target} → {_cut(str(arguments.get('destination', '?')))}", True
+    return target, bool(op.files)
+
+
+def describe(name: str, arguments: Mapping[str, Any] | None) -> StepLabel:
+    """How a call reads: ``Edit`` ``Inbox.md`` for a vault tool's operation, ``Git`` and its
+    action for git_agent, the tool's name and its first arguments for anything else."""
+    args = arguments or {}
+    tool = _BY_NAME.get(name)
+    op = tool.operation(args) if tool is not None else None
+    if op is not None:
+        text, is_path = _object(op, args)
+        return StepLabel(kind=kind_of(op), verb=VERBS[op.name], object=text, object_is_path=is_path)
+    if name == "git_agent":
+        action = str(args.get("type") or args.get("action") or "?")
+        return StepLabel(kind="other", verb="Git", object=action, object_is_path=False)
+    shown = ", ".join(f"{k}={_cut(json.dumps(v, ensure_ascii=False), 30)}" for k, v in args.items())
+    return StepLabel(kind="other", verb=name, object=_cut(shown), object_is_path=False)
+
+
+def _failed(result: Mapping[str, Any]) -> bool:
+    return result.get("success") is False or bool(
+        isinstance(result.get("error"), str) and result["error"]
+    )
+
+
+def _read_outcome(result: Mapping[str, Any]) -> str:
+    if _failed(result):
+        return _cut(str(result.get("error") or result.get("message") or "failed"), 160)
+    if isinstance(result.get("results"), list):
+        return f"{result.get('totalFound', len(result['results']))} found"
+    primary = result.get("primaryNote")
+    if isinstance(primary, Mapping):
+        words = primary.get("wordCount")
+        related = result.get("relatedNotes") or []
+        if primary.get("exists") is False:
+            text = "no such note"
+        else:
+            text = plural(int(words), "word") if isinstance(words, int) else "read"
+        return text + (f", +{plural(len(related), 'note')}" if related else "")
+    notes = result.get("notes")
+    if isinstance(notes, list):
+        return plural(len(notes), "note")
+    if isinstance(result.get("message"), str):
+        return _cut(result["message"], 100)
+    return ""
+
+
+def outcome(result: Mapping[str, Any], files: Sequence[FileCount] | None = None) -> str:
+    """A few words on what a call returned; for a write that changed ``files``, what their line
+    counts do not say: the notes whose links a move rewrote, how many notes, a warning."""
+    if _failed(result) or not files:
+        return _read_outcome(result)
+    moved = sum(1 for f in files if "from" in f)
+    others = len(files) - moved
+    if moved:
+        words = f"{plural(moved, 'note')} moved" if moved > 1 else ""
+        if others:
+            words += (", l" if words else "l") + f"inks updated in {plural(others, 'note')}"
+    else:
+        words = plural(len(files), "note") if len(files) > 1 else ""
+    warnings = result.get("warnings")
+    if isinstance(warnings, list) and warnings and isinstance(warnings[0], str):
+        words += ("; " if words else "") + _cut(warnings[0], 100)
+    return words
+
+
+def line_counts(before: str, after: str) -> tuple[int, int]:
+    """(lines added, lines removed) from ``before`` to ``after``."""
+    diff = difflib.unified_diff(before.splitlines(), after.splitlines(), n=0, lineterm="")
+    return diff_counts("\n".join(diff))
+
+
+def diff_counts(diff: str) -> tuple[int, int]:
+    """(lines added, lines removed) in a unified diff."""
+    added = removed = 0
+    in_hunk = False  # the '---'/'+++' file headers come before the first '@@'
+    for line in diff.splitlines():
+        if line.startswith("@@"):
+            in_hunk = True
+        elif in_hunk and line.startswith("+"):
+            added += 1
+        elif in_hunk and line.startswith("-"):
+            removed += 1
+    return added, removed
+
+
+def file_counts(
+    changes: Sequence[StoredChange], text: Callable[[str, str], str]
+) -> list[FileCount]:
+    """The files ``changes`` (one call's, in order) left changed, each once under its last path
+    with its summed counts; ``text(hash, path)`` reads stored content. A deleted note counts
+    its lines as removed; folders are left out."""
+    out: dict[str, FileCount] = {}
+    for c in changes:
+        if c.kind == "mkdir":
+            continue
+        before = c.path_before
+        path = (before if c.kind == "delete" else c.path_after) or before or ""
+        gone = c.kind == "delete"  # its "after" is the same bytes in the trash
+        if c.hash_before == c.hash_after and not gone:
+            added = removed = 0
+        else:
+            old = text(c.hash_before, path) if c.hash_before else ""
+            new = text(c.hash_after, path) if c.hash_after and not gone else ""
+            added, removed = line_counts(old, new)
+        earlier = out.pop(before, None) if c.kind == "move" and before else out.get(path)
+        entry = FileCount(
+            path=path,
+            added=added + (earlier["added"] if earlier else 0),
+            removed=removed + (earlier["removed"] if earlier else 0),
+        )
+        origin = earlier.get("from") if earlier else None
+        if origin or (c.kind == "move" and before and before != path):
+            entry["from"] = origin or before or ""
+        out.pop(path, None)
+        out[path] = entry
+    return list(out.values())
+
+
+class JournalCounts:
+    """The files each write of one run changed, read from the run's change set (``set_id``, the
+    run id) in the change journal: each ``take()`` gives the changes made since the last.
+    A journal that cannot be read gives None (the counts are unknown), never an error."""
+
+    def __init__(self, journal: Journal, vault: str, set_id: str) -> None:
+        self.journal = journal
+        self.vault = vault
+        self.set_id = set_id
+        self._seen = 0
+
+    def _text(self, digest: str, path: str) -> str:
+        return self.journal.blob(digest, path).decode("utf-8", "replace")
+
+    def take(self) -> list[FileCount] | None:
+        try:
+            changes = self.journal.get(self.vault, self.set_id).changes
+        except NotFoundError:
+            return []  # no change set yet: the run has written nothing
+        except VaultpilotError:
+            return None
+        fresh = [c for c in changes if c.seq > self._seen]
+        if fresh:
+            self._seen = max(c.seq for c in fresh)
+        try:
+            return file_counts(fresh, self._text)
+        except VaultpilotError:
+            return None
+
+
+def approval_mode(policy: ApprovalPolicy, rules: VaultRules) -> ApprovalMode:
+    """When a run asks: never when the rules make the vault read-only (nothing may change) or
+    the policy approves everything (``ask --yes``), every change when the rules' mode is
+    "ask", else where the approval rules say (destructive steps, by default)."""
+    if rules.mode == "read-only":
+        return "read-only"
+    if policy.auto_approve:
+        return "auto-approve"
+    return "ask" if rules.mode == "ask" else "auto"
