@@ -263,9 +263,16 @@ def _words_are_a_match(
             probability[fid] = max(probability[fid], threshold)
 
 
-def _named_first(conn: sqlite3.Connection, text: str, order: list[int]) -> list[int]:
-    """``order`` with the notes whose title or an alias is the query itself first: someone who
-    types a note's name means that note, as Obsidian's quick switcher takes it."""
+def _named_first(
+    conn: sqlite3.Connection,
+    text: str,
+    order: list[int],
+    probability: dict[int, float],
+    threshold: float,
+) -> list[int]:
+    """``order`` with the notes whose title or an alias is the query itself first, when they
+    are likely answers (reach ``threshold``): someone who types a note's name means that note,
+    as Obsidian's quick switcher takes it, but a weak note does not go above strong ones."""
     name = " ".join(text.split())
     if not order or not name or len(name) > 200:
         return order
@@ -277,6 +284,7 @@ def _named_first(conn: sqlite3.Connection, text: str, order: list[int]) -> list[
             (name, name.lower()),
         )
     }
+    named = {fid for fid in named if probability.get(fid, 0.0) >= threshold}
     if not named.intersection(order):
         return order
     return [fid for fid in order if fid in named] + [fid for fid in order if fid not in named]
@@ -358,7 +366,6 @@ def hybrid_search(
     order = sorted(fused, key=lambda fid: (-fused[fid], fid))
     if mode != "hybrid":
         order = [fid for fid in order if fid in kw_rank or fid in vec_rank]
-    order = _named_first(conn, text, order)
 
     # Calibrated relevance of every candidate; with vectors, the unlikely ones are dropped.
     # Words held: a common word is looked up only in the notes that can still be shown (the
@@ -385,6 +392,7 @@ def hybrid_search(
         ranked = sorted(order, key=lambda fid: -_evidence(cosines.get(fid), held.get(fid)))
         _rrf(ranked, fusion.evidence, fusion.k, fused)
         order.sort(key=lambda fid: (-fused[fid], fid))
+    order = _named_first(conn, text, order, probability, fusion.threshold)
     if calibrated and fusion.threshold > 0:
         order = _likely(order, probability, fusion)
     # About how many notes match: those holding a word, plus clearly similar ones (a weak

@@ -6,9 +6,10 @@ of the words when none holds all of them. ``hybrid_ranker`` fuses BM25 with vect
 (``index.hybrid``); when no embedder or no vectors are available it ranks by keywords and the
 result says so (``ranking`` is "keyword", and ``notice`` why; ``notice`` also says when only part
 of the vault is embedded yet). Keyword-only relevance is scaled to 0..1 against the best hit;
-hybrid relevance is calibrated (``index.hybrid.relevance``: the same meaning for every query), and
-when no note is likely enough to answer, the ranking is empty: the caller says nothing was found
-instead of offering unrelated notes.
+hybrid relevance is calibrated (``index.hybrid.relevance``: the same meaning for every query; a
+hit shows at most the relevance of the one above it, so the list reads best first and a shown 0.5
+or more is always a likely answer), and when no note is likely enough to answer, the ranking is
+empty: the caller says nothing was found instead of offering unrelated notes.
 """
 
 from __future__ import annotations
