@@ -13,7 +13,7 @@ from vaultpilot.index.lookup import (
     database_file,
     file_ids,
     notes_in_folder,
-    notes_titled_like,
+    notes_titled_near,
     tag_in_use,
     tags_like,
 )
@@ -58,8 +58,11 @@ def test_tags_count_with_their_nested_tags_only(conn: sqlite3.Connection) -> Non
 
 
 def test_titles_ids_and_the_database_file(conn: sqlite3.Connection, tmp_path: Path) -> None:
-    assert notes_titled_like(conn, ["plan"]) == ["Projects/Plan.md", "Projects Old/Plan.md"]
-    assert notes_titled_like(conn, []) == []
+    assert sorted(notes_titled_near(conn, ["plan"])) == ["Projects Old/Plan.md", "Projects/Plan.md"]
+    assert sorted(notes_titled_near(conn, ["Plans"])) == sorted(notes_titled_near(conn, ["plan"]))
+    assert notes_titled_near(conn, ["pla"]) == []  # a short word counts only whole
+    assert notes_titled_near(conn, ["Desing"]) == ["Projects/Deep/Design Notes.md"]  # "des"*
+    assert notes_titled_near(conn, ['"x']) == [] and notes_titled_near(conn, []) == []
     ids = file_ids(conn, ["Top.md", "Missing.md", "Projects/pic.png"])
     assert set(ids) == {"Top.md", "Projects/pic.png"}
     assert len(set(ids.values())) == 2

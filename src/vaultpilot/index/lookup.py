@@ -25,7 +25,7 @@ __all__ = [
     "note_facts",
     "note_outlines",
     "notes_in_folder",
-    "notes_titled_like",
+    "notes_titled_near",
     "paths_under",
     "sources_linking_to",
     "tag_in_use",
@@ -94,14 +94,23 @@ def file_ids(conn: sqlite3.Connection, paths: Iterable[str]) -> dict[str, int]:
     return out
 
 
-def notes_titled_like(conn: sqlite3.Connection, words: list[str], *, limit: int = 3) -> list[str]:
-    """Notes whose title holds any of ``words`` (case-insensitive), shortest paths first."""
-    if not words:
+def notes_titled_near(
+    conn: sqlite3.Connection, words: list[str], *, limit: int = 1000
+) -> list[str]:
+    """Note paths whose title (or an alias) holds one of ``words``, or for a word of four
+    letters or more a word beginning with its first three (accents aside), those matching most
+    first: the candidates among which spelling suggestions look for a close title, found
+    through the full-text index whatever the vault's size."""
+    terms = sorted(
+        {'"' + w[:3].lower().replace('"', '""') + '"*' if len(w) >= 4 else
+         '"' + w.lower().replace('"', '""') + '"' for w in words if w}
+    )  # fmt: skip
+    if not terms:
         return []
-    cond = " OR ".join("title LIKE ?" for _ in words)
     rows = conn.execute(
-        f"SELECT path FROM files WHERE is_note = 1 AND ({cond}) ORDER BY length(path) LIMIT ?",  # noqa: S608
-        [*(f"%{w}%" for w in words), limit],
+        "SELECT f.path FROM notes_fts JOIN files f ON f.id = notes_fts.rowid"
+        " WHERE notes_fts MATCH ? AND f.is_note = 1 ORDER BY rank LIMIT ?",
+        (f"{{title aliases}} : ({' OR '.join(terms)})", limit),
     )
     return [str(r[0]) for r in rows]
 

@@ -12,8 +12,16 @@ from datetime import datetime
 from typing import Any
 
 from vaultpilot.errors import InvalidArgumentError, NotFoundError
-from vaultpilot.index.lookup import all_paths, note_bodies, note_facts, note_outlines
+from vaultpilot.index.lookup import (
+    all_paths,
+    note_bodies,
+    note_count,
+    note_facts,
+    note_outlines,
+    notes_titled_near,
+)
 from vaultpilot.index.queries import find_note, highlight, unmark_links
+from vaultpilot.index.search import content_words
 from vaultpilot.memory import journal
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.results import NoteInfo
@@ -103,8 +111,18 @@ def around_match(body: str, snippet: str, chars: int = EXCERPT_CHARS) -> str:
     return ("…" if start > 0 else "") + text + ("…" if end < len(flat) else "")
 
 
+# Up to this many notes every title is a candidate for a suggestion; above, the titles holding a
+# word of the name or one spelled alike (``notes_titled_near``), so a miss costs the same on any
+# vault.
+_ALL_TITLES = 2_000
+
+
 def _suggest(ctx: ToolContext, name: str) -> str:
-    found = similar_notes(name, all_paths(ctx.conn))
+    if note_count(ctx.conn) <= _ALL_TITLES:
+        candidates = all_paths(ctx.conn)
+    else:
+        candidates = notes_titled_near(ctx.conn, content_words(title_of(name)))
+    found = similar_notes(name, candidates)
     return f" Similar notes: {', '.join(found)}." if found else ""
 
 
