@@ -153,6 +153,7 @@ def _history(session: Session, out: Console) -> None:
 
 def _undo(session: Session, state: ChatState, out: Console) -> None:
     """Undo the newest of this chat's runs that still stands (``memory.undo``'s rules)."""
+    from vaultpilot.memory.undo import already_undone
     from vaultpilot.tools.manage import undo_change_set
 
     journal = session.ctx.journal
@@ -160,23 +161,23 @@ def _undo(session: Session, state: ChatState, out: Console) -> None:
         out.print(Text("Nothing to undo: the agent has changed no notes in this chat.", "dim"))
         return
     vault = str(session.vault)
-    standing = None
     try:
-        standing = next(
-            (s for s in reversed(state.change_sets) if journal.get(vault, s).undone_by is None),
-            None,
-        )
-        # Every run already undone: undoing the last one is refused with who undid it and when.
-        undone, _new, report = undo_change_set(session.ctx, standing or state.change_sets[-1])
+        newest_first = [journal.get(vault, s) for s in reversed(state.change_sets)]
+        standing = next((s for s in newest_first if s.undone_by is None), None)
+        refusal = already_undone(journal, newest_first[0]) if standing is None else None
     except VaultpilotError as err:
-        if standing is None:
-            runs = "run's changes were" if len(state.change_sets) == 1 else "runs' changes were"
-            out.print(
-                Text(f"Nothing to undo: this chat's {runs} already undone. {err.message}", "dim"),
-                soft_wrap=True,
-            )
-        else:
-            out.print(Text(f"Could not undo: {err.message}", "yellow"), soft_wrap=True)
+        out.print(Text(f"Could not undo: {err.message}", "yellow"), soft_wrap=True)
+        return
+    if standing is None:  # every run already undone: say by whom and when
+        runs = "run's changes were" if len(state.change_sets) == 1 else "runs' changes were"
+        why = f" {refusal.message}" if refusal is not None else ""
+        text = Text(f"Nothing to undo: this chat's {runs} already undone.{why}", "dim")
+        out.print(text, soft_wrap=True)
+        return
+    try:
+        undone, _new, report = undo_change_set(session.ctx, standing.id)
+    except VaultpilotError as err:
+        out.print(Text(f"Could not undo: {err.message}", "yellow"), soft_wrap=True)
         return
     restored = [p for p in report.restored if p not in report.removed]
     files = ", ".join(restored) or "nothing"

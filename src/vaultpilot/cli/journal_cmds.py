@@ -7,7 +7,8 @@
 Undo restores every file of the change set to its state before it, as a new change set (so it
 can be undone too), and removes the folders the set created once they are empty. The rules
 (already undone, files changed since, ``--skip-changed``) are ``memory.undo``'s, shared with the
-server and chat. ``history`` marks each undone set with the undo that undid it. Ids may be
+server and chat. ``history`` marks each undone set with the undo that undid it, and a set that grew
+after its undo (a run still writing) as partly undone. Ids may be
 shortened to a unique prefix. A vault with no journal yet gets nothing created by these commands.
 """
 
@@ -27,9 +28,9 @@ from vaultpilot.cli.common import (
     handle_errors,
     open_workspace,
 )
-from vaultpilot.errors import InvalidArgumentError, NotFoundError, UnreadableNoteError
+from vaultpilot.errors import NotFoundError, UnreadableNoteError
 from vaultpilot.locations import data_root, memory_db_path
-from vaultpilot.memory.journal import Journal, StoredChange
+from vaultpilot.memory.journal import ChangeSet, Journal, StoredChange
 from vaultpilot.memory.undo import UndoReport
 
 __all__ = ["register"]
@@ -73,14 +74,10 @@ def _existing(journal: Journal | None, set_id: str | None) -> Journal:
     return journal
 
 
-def _check_undo_args(set_id: str | None, last: bool) -> None:
-    if set_id is None and not last:
-        raise InvalidArgumentError(
-            "Say which change set to undo: its id (see `vaultpilot history`), or --last for "
-            "the latest one."
-        )
-    if set_id is not None and last:
-        raise InvalidArgumentError(f"Give either a change-set id ({set_id}) or --last, not both.")
+def _undone_mark(cs: ChangeSet) -> str:
+    if cs.undone_by:
+        return f"undone by {cs.undone_by}"
+    return f"partly undone by {cs.last_undo}: {len(cs.remaining)} later change(s) stand"
 
 
 def _undone_line(undone: str, new: str | None, report: UndoReport) -> str:
@@ -119,8 +116,7 @@ def register(app: typer.Typer) -> None:
             if journal:
                 journal.close()
         if as_json:
-            rows = [{**s.as_json(), "undoneBy": s.undone_by} for s in sets]
-            typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+            typer.echo(json.dumps([s.as_json() for s in sets], ensure_ascii=False, indent=2))
             return
         if not sets:
             console.print("No changes recorded for this vault yet.")
@@ -128,7 +124,7 @@ def register(app: typer.Typer) -> None:
         for s in sets:
             paths = s.paths()
             shown = ", ".join(paths[:3]) + (f" (+{len(paths) - 3})" if len(paths) > 3 else "")
-            undone = f"  [undone by {s.undone_by}]" if s.undone_by else ""
+            undone = f"  [{_undone_mark(s)}]" if s.last_undo else ""
             console.print(
                 f"{s.id}  {_when(s.created_at)}  {s.source:<6}  {s.summary}  {shown}{undone}",
                 soft_wrap=True,
@@ -150,7 +146,7 @@ def register(app: typer.Typer) -> None:
             diffs = [_diff(journal, c) for c in cs.changes]
         finally:
             journal.close()
-        undone = f"  (undone by {cs.undone_by})" if cs.undone_by else ""
+        undone = f"  ({_undone_mark(cs)})" if cs.last_undo else ""
         typer.echo(f"change set {cs.id}  {_when(cs.created_at)}  {cs.source}  {cs.summary}{undone}")
         for d in diffs:
             typer.echo(d, nl=not d.endswith("\n"))
@@ -169,9 +165,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Restore every file of a change set to its state before it (as a new change set)."""
         from vaultpilot.tools import open_context
-        from vaultpilot.tools.manage import undo_change_set
+        from vaultpilot.tools.manage import check_undo_target, undo_change_set
 
-        _check_undo_args(set_id, last)
+        check_undo_target(set_id, last=last)
         ws = open_workspace(vault, data_dir, indexes=False)
         journal = _existing(journal_for(data_dir), set_id)
         try:

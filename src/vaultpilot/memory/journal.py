@@ -15,12 +15,19 @@ Contract:
   when the call failed half-way (a bulk operation's changed notes are changes all the same).
   With no journal, or outside ``recording``, ``note()`` does nothing and ``active()`` is false,
   so callers skip reading the bytes.
-* A change set is *undone* by the newest change set whose ``undo_of`` names it and that is not
-  itself undone (undoing an undo brings the changes back, so the set stands again):
-  ``Journal.undone_by`` and ``ChangeSet.undone_by`` say which; ``undo`` refuses a set already
-  undone.
-* ``missing_folders(root, path)`` names the folders a write to ``path`` would create; the tools
-  report each as a ``mkdir`` change after the write, so undo can remove them again.
+* The *standing undo* of a change set is the newest change set whose ``undo_of`` names it and
+  that is not itself undone (undoing an undo brings the changes back, so the set stands again).
+  "Newest" and "older" are insertion order (SQLite rowids), never the wall clock, which can
+  step back. An undo counts only for the file changes older than its own: a run's set that
+  kept growing after it was undone (the run still writing) is *partly undone*
+  (``ChangeSet.undone_through``: the last ``seq`` the standing undo covered), and undoing it
+  again undoes the changes after that (``ChangeSet.remaining``). A set is *undone*
+  (``ChangeSet.undone_by``, ``Journal.undone_by``) when its standing undo covers every change;
+  ``undo`` refuses such a set. (A simplification: the standing undo counts for every older
+  change, also those an earlier undo covered and an undo of that earlier undo brought back.)
+* ``missing_folders(root, path)`` names the folders a write to ``path`` would create
+  (``files.missing_parents``); the tools report each as a ``mkdir`` change after the write, so
+  undo can remove them again.
 * Agent runs are named ``run-`` and 12 hex digits (``new_run_id``), the other change sets
   12 hex digits.
 * ``Journal`` opens its connection on first use (a context that never writes never touches
@@ -30,7 +37,6 @@ Contract:
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
 import threading
 import time
@@ -45,6 +51,7 @@ from typing import Any, Literal
 
 from vaultpilot.errors import NotFoundError, StorageError
 from vaultpilot.memory.db import connect
+from vaultpilot.vault import files
 
 __all__ = [
     "ChangeKind",
@@ -74,14 +81,7 @@ def new_run_id() -> str:
 
 def missing_folders(root: Path, path: str) -> list[str]:
     """The folders above ``path`` (vault-relative) that do not exist yet, outermost first."""
-    parts = path.strip("/").split("/")[:-1]
-    out: list[str] = []
-    for i in range(len(parts), 0, -1):
-        folder = "/".join(parts[:i])
-        if os.path.lexists(root / folder):
-            break
-        out.append(folder)
-    return out[::-1]
+    return files.missing_parents(root, path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +120,18 @@ class ChangeSet:
     undo_of: str | None
     created_at: float
     changes: tuple[StoredChange, ...] = field(default=())
-    undone_by: str | None = None  # the change set that undid this one and still stands
+    last_undo: str | None = None  # the standing undo (module contract), covering some or all
+    undone_through: int = 0  # the last seq ``last_undo`` covered (0: none)
+
+    @property
+    def undone_by(self) -> str | None:
+        """The standing undo when it covers every change of the set, else None."""
+        return self.last_undo if self.last_undo and not self.remaining else None
+
+    @property
+    def remaining(self) -> tuple[StoredChange, ...]:
+        """The changes no standing undo covers (all of them when the set was never undone)."""
+        return tuple(c for c in self.changes if c.seq > self.undone_through)
 
     @property
     def when(self) -> str:
@@ -139,6 +150,7 @@ class ChangeSet:
             "runId": self.run_id,
             "summary": self.summary,
             "undoOf": self.undo_of,
+            "undoneBy": self.undone_by,
             "files": [
                 {"kind": c.kind, "operation": c.operation, "from": c.path_before,
                  "to": c.path_after}
@@ -159,6 +171,9 @@ class _Pending:
 
 
 _pending: ContextVar[_Pending | None] = ContextVar("vaultpilot_journal_pending", default=None)
+
+
+_HEAD = "SELECT id, vault, source, run_id, summary, undo_of, created_at FROM change_sets"
 
 
 class Journal:
@@ -262,18 +277,15 @@ class Journal:
         """The vault's change sets, newest first, with their file changes."""
         with self._guard:
             try:
-                rows = (
-                    self._db()
-                    .execute(
-                        "SELECT id FROM change_sets WHERE vault = ?"
-                        " ORDER BY updated_at DESC, rowid DESC LIMIT ?",
-                        (vault, limit),
-                    )
-                    .fetchall()
-                )
+                conn = self._db()
+                rows = conn.execute(
+                    f"{_HEAD} WHERE vault = ? ORDER BY updated_at DESC, rowid DESC LIMIT ?",
+                    (vault, limit),
+                ).fetchall()
+                undos = self._undos(conn, vault)  # once for the whole list
+                return [self._load(conn, row, undos) for row in rows]
             except sqlite3.Error as exc:
                 raise self._fail("read", exc) from None
-        return [self.get(vault, str(r[0])) for r in rows]
 
     def last_id(self, vault: str) -> str:
         sets = self.change_sets(vault, limit=1)
@@ -283,22 +295,25 @@ class Journal:
             )
         return sets[0].id
 
-    def _undone(self, conn: sqlite3.Connection, vault: str) -> dict[str, str]:
-        """Each undone change set of ``vault`` -> the undo that stands for it (module contract).
+    def _undos(self, conn: sqlite3.Connection, vault: str) -> dict[str, tuple[str, int | None]]:
+        """Each undone change set of ``vault`` -> its standing undo (module contract) and the
+        rowid of that undo's first file change (None: it has none, so it covers everything).
 
-        An undo is always newer than the set it undoes, so walking the undos newest first
-        settles whether each one is itself undone before it is looked at as an undo.
+        An undo is always inserted after the set it undoes, so walking the undos newest first
+        (by rowid) settles whether each one is itself undone before it is looked at as an undo.
+        An undo never grows (it is a set of its own), so any standing undo of it covers it all.
         """
         rows = conn.execute(
-            "SELECT id, undo_of FROM change_sets WHERE vault = ? AND undo_of IS NOT NULL"
-            " ORDER BY created_at DESC, rowid DESC",
+            "SELECT s.id, s.undo_of, (SELECT MIN(f.rowid) FROM file_changes f"
+            " WHERE f.set_id = s.id) FROM change_sets s"
+            " WHERE s.vault = ? AND s.undo_of IS NOT NULL ORDER BY s.rowid DESC",
             (vault,),
         ).fetchall()
-        undone: dict[str, str] = {}
-        for set_id, target in rows:  # newest first
-            if str(set_id) not in undone and str(target) not in undone:
-                undone[str(target)] = str(set_id)
-        return undone
+        standing: dict[str, tuple[str, int | None]] = {}
+        for set_id, target, first in rows:  # newest first
+            if str(set_id) not in standing and str(target) not in standing:
+                standing[str(target)] = (str(set_id), first)
+        return standing
 
     def undone_by(self, vault: str, set_id: str) -> ChangeSet | None:
         """The change set that undid ``set_id`` and still stands, or None."""
@@ -310,15 +325,13 @@ class Journal:
         with self._guard:
             try:
                 conn = self._db()
-                head = (
-                    "SELECT id, vault, source, run_id, summary, undo_of, created_at"
-                    " FROM change_sets WHERE vault = ? AND "
-                )
-                rows = conn.execute(head + "id = ?", (vault, set_id)).fetchall()
+                rows = conn.execute(
+                    f"{_HEAD} WHERE vault = ? AND id = ?", (vault, set_id)
+                ).fetchall()
                 if not rows:
                     escaped = set_id.replace("\\", "\\\\").replace("%", "\\%")
                     rows = conn.execute(
-                        head + "id LIKE ? ESCAPE '\\' LIMIT 2",
+                        f"{_HEAD} WHERE vault = ? AND id LIKE ? ESCAPE '\\' LIMIT 2",
                         (vault, escaped.replace("_", "\\_") + "%"),
                     ).fetchall()
                 if len(rows) != 1:
@@ -327,26 +340,34 @@ class Journal:
                         + (" (the prefix is ambiguous; give more of the id)." if rows else ".")
                         + " See the ids with `vaultpilot history`."
                     )
-                row = rows[0]
-                changes = conn.execute(
-                    "SELECT seq, kind, operation, path_before, path_after, hash_before,"
-                    " hash_after, created_at FROM file_changes WHERE set_id = ? ORDER BY seq",
-                    (row[0],),
-                ).fetchall()
-                undone = self._undone(conn, vault)
+                return self._load(conn, rows[0], self._undos(conn, vault))
             except sqlite3.Error as exc:
                 raise self._fail("read", exc) from None
-        set_id_, vault_, source, run_id, summary, undo_of, created = row
+
+    @staticmethod
+    def _load(
+        conn: sqlite3.Connection, row: Any, undos: dict[str, tuple[str, int | None]]
+    ) -> ChangeSet:
+        set_id, vault, source, run_id, summary, undo_of, created = row
+        changes = conn.execute(
+            "SELECT rowid, seq, kind, operation, path_before, path_after, hash_before,"
+            " hash_after, created_at FROM file_changes WHERE set_id = ? ORDER BY seq",
+            (set_id,),
+        ).fetchall()
+        undoer, first = undos.get(str(set_id), (None, None))
+        # The changes stored before the standing undo's own are the ones it covered.
+        covered = [c[1] for c in changes if undoer and (first is None or c[0] < first)]
         return ChangeSet(
-            str(set_id_),
-            str(vault_),
+            str(set_id),
+            str(vault),
             str(source),
             run_id,
             str(summary),
             undo_of,
             float(created),
-            changes=tuple(StoredChange(*c) for c in changes),
-            undone_by=undone.get(str(set_id_)),
+            changes=tuple(StoredChange(*c[1:]) for c in changes),
+            last_undo=undoer,
+            undone_through=max(covered, default=0),
         )
 
     def blob(self, digest: str, path: str) -> bytes:

@@ -4,9 +4,13 @@ Contract (the caller holds the vault's write lock and opens a journal ``recordin
 undo is itself a change set that can be undone):
 
 * ``undo(root, journal, change_set, skip_changed=...)`` refuses a set that is already undone
-  (``Journal.undone_by``: an undo that is not itself undone) with InvalidArgumentError naming
-  the undo and when it was made; undoing that undo is how to bring the changes back. Every
-  entry point (CLI, chat, server, MCP) goes through here, so they all say the same.
+  (``ChangeSet.undone_by``: an undo that is not itself undone covers all its changes) with
+  InvalidArgumentError naming the undo and when it was made (``already_undone``); undoing that
+  undo is how to bring the changes back. Every entry point (CLI, chat, server, MCP) goes
+  through here, so they all say the same.
+* A set that grew after it was undone (a run still writing) is undone again only for the
+  changes after its standing undo (``ChangeSet.remaining``); the earlier ones are that undo's.
+  Below, "the change set" means those remaining changes.
 * It first checks the whole vault against the state the change set left (each changed note's
   bytes by hash, moved and deleted items where they went, created folders still folders) and
   loads every stored "before" blob. A path that differs is *changed since*: the undo raises
@@ -35,7 +39,6 @@ from vaultpilot.errors import (
     AlreadyExistsError,
     InvalidArgumentError,
     PathRefusedError,
-    RequestError,
     StaleVersionError,
 )
 from vaultpilot.memory.journal import (
@@ -44,12 +47,11 @@ from vaultpilot.memory.journal import (
     Journal,
     StoredChange,
     blob_hash,
-    missing_folders,
     note,
 )
 from vaultpilot.vault import files, trash
 
-__all__ = ["UndoReport", "undo"]
+__all__ = ["UndoReport", "already_undone", "undo"]
 
 _ABSENT = "absent"
 _EXISTS = "exists"
@@ -117,7 +119,8 @@ def _restore_from_trash(root: Path, trashed: str, dest: str) -> None:
         src.unlink()
 
 
-def _already_undone(journal: Journal, change_set: ChangeSet) -> InvalidArgumentError | None:
+def already_undone(journal: Journal, change_set: ChangeSet) -> InvalidArgumentError | None:
+    """The refusal ``undo`` gives a set already undone (see the module contract), or None."""
     undoer = change_set.undone_by and journal.get(change_set.vault, change_set.undone_by)
     if not undoer:
         return None
@@ -127,15 +130,26 @@ def _already_undone(journal: Journal, change_set: ChangeSet) -> InvalidArgumentE
     )
 
 
+def _earlier(change_set: ChangeSet) -> str:
+    """Says which changes of a partly undone set an undo leaves to its standing undo."""
+    if not change_set.last_undo:
+        return ""
+    return (
+        f" (only its changes after undo {change_set.last_undo}: that undo already undid the "
+        "earlier ones)"
+    )
+
+
 def _nothing_left(change_set: ChangeSet, changed: list[str]) -> StaleVersionError:
     if not changed:  # only folders it created, each holding other files now
         return StaleVersionError(
-            f"Nothing of change set {change_set.id} is left to undo: the folders it created "
-            "now hold other files, and are kept; nothing was written."
+            f"Nothing of change set {change_set.id}{_earlier(change_set)} is left to undo: the "
+            "folders it created now hold other files, and are kept; nothing was written."
         )
     return StaleVersionError(
-        f"Every change of change set {change_set.id} touches a file changed since "
-        f"({_listed(changed)}), so there is nothing left to undo; nothing was written."
+        f"Every change of change set {change_set.id}{_earlier(change_set)} touches a file "
+        f"changed since ({_listed(changed)}), so there is nothing left to undo; nothing was "
+        "written."
     )
 
 
@@ -145,15 +159,16 @@ def _listed(paths: list[str]) -> str:
 
 def undo(root: Path, journal: Journal, change_set: ChangeSet, *, skip_changed: bool) -> UndoReport:
     """Restore every file of ``change_set`` to its before state (see the module contract)."""
-    refused = _already_undone(journal, change_set)
+    refused = already_undone(journal, change_set)
     if refused is not None:
         raise refused
     report = UndoReport()
-    state = _expected(change_set.changes)
+    changes = change_set.remaining
+    state = _expected(changes)
     changed = sorted(p for p, want in state.items() if _differs(root, p, want))
     blocked = set(changed)
     todo: list[tuple[StoredChange, bytes | None]] = []
-    for c in change_set.changes:
+    for c in changes:
         if {c.path_before, c.path_after} & blocked:
             report.skipped.append(c.path_after or c.path_before or "")
             continue
@@ -162,9 +177,9 @@ def undo(root: Path, journal: Journal, change_set: ChangeSet, *, skip_changed: b
         raise _nothing_left(change_set, changed)
     if changed and not skip_changed:
         raise StaleVersionError(
-            f"{len(changed)} file(s) changed since change set {change_set.id}, so nothing was "
-            f"undone: {_listed(changed)}. Undo again with --skip-changed to restore the other "
-            "files and leave these as they are."
+            f"{len(changed)} file(s) changed since change set {change_set.id}"
+            f"{_earlier(change_set)}, so nothing was undone: {_listed(changed)}. Undo again "
+            "with --skip-changed to restore the other files and leave these as they are."
         )
     todo = [
         (c, journal.blob(c.hash_before, c.path_before or ""))
@@ -190,16 +205,8 @@ def _remove_if_empty(
     root: Path, journal: Journal, folder: str, op: str, report: UndoReport
 ) -> None:
     """Remove a folder the change set created, if it is (still) an empty folder."""
-    try:
-        where = files.confine(root, folder, write=True)
-    except RequestError:  # a path we may not write to now: leave it, as for a non-empty one
-        return
-    if where.is_symlink() or not where.is_dir():
-        return
-    try:
-        where.rmdir()  # refuses a folder that holds anything
-    except OSError:
-        return
+    if not files.remove_empty_folder(root, folder):
+        return  # holds something, is no folder now, or may not be written: left as it is
     note(journal, FileChange("delete", folder, None, None, None, op))
     report.restored.append(folder)
     report.removed.append(folder)
@@ -236,20 +243,20 @@ def _undo_one(
         note(journal, FileChange("delete", c.path_after, trashed, None, None, op))
         report.restored.append(c.path_after)
     elif c.kind == "move" and c.path_before and c.path_after:
-        made = missing_folders(root, c.path_before)
+        made = files.missing_parents(root, c.path_before)
         files.move_path(root, c.path_after, c.path_before)
         note(journal, FileChange("move", c.path_after, c.path_before, None, None, op))
         _note_new_folders(journal, made, op)
         report.restored.append(c.path_before)
     elif c.kind == "delete" and c.path_before and c.path_after:
-        made = missing_folders(root, c.path_before)
+        made = files.missing_parents(root, c.path_before)
         _restore_from_trash(root, c.path_after, c.path_before)
         # Undoing this undo moves it back to the same place in .trash/ (a move out of it).
         note(journal, FileChange("move", c.path_after, c.path_before, None, None, op))
         _note_new_folders(journal, made, op)
         report.restored.append(c.path_before)
     elif c.kind == "delete" and c.path_before:  # a folder an undo removed: create it again
-        made = missing_folders(root, c.path_before)
+        made = files.missing_parents(root, c.path_before)
         files.create_folder(root, c.path_before)
         _note_new_folders(journal, [*made, c.path_before], op)
         report.restored.append(c.path_before)

@@ -4,16 +4,19 @@ Each function takes the vault's ``ToolContext`` (lent by ``VaultHandle.run``) an
 command's result as plain JSON (the shapes ``models.ChangeHistoryResult``, ``ShowChangeSetResult``
 and ``UndoChangeSetResult`` describe, pinned by ``tests/server/snapshots/rpc_history_*.json``):
 
-* a change set: ``id``, ``when`` (ISO 8601, local time), ``source`` (cli, server, mcp, agent),
-  ``runId`` (an agent run's id: its change set has that id), ``summary`` (the operations),
-  ``undoOf`` and ``files`` (``kind``, ``operation``, ``from``, ``to`` per file change);
+* a change set (``ChangeSet.as_json``, as ``vaultpilot history --json`` shows it too): ``id``,
+  ``when`` (ISO 8601, local time), ``source`` (cli, server, mcp, agent), ``runId`` (an agent
+  run's id: its change set has that id), ``summary`` (the operations), ``undoOf``,
+  ``undoneBy`` (the undo that undid every change of it and still stands, else null) and
+  ``files`` (``kind``, ``operation``, ``from``, ``to`` per file change);
 * ``ShowChangeSet`` adds ``diffs``: the unified diff of each file change (a move or a folder names
   its two paths);
 * ``UndoChangeSet`` restores every file of a set (or the latest, ``last``) as a new change set
   (``memory.undo``): ``undone``, ``changeSetId`` (null when nothing was restored), ``restored``,
   ``skipped``. Files changed since the set make it refuse and write nothing (``stale_version``),
   unless ``skipChanged``. An unknown id is ``not_found``; a lost journal blob is a
-  ``storage_error`` raised before anything is written.
+  ``storage_error`` raised before anything is written. The change set of an agent run that is
+  still going (``running``: the server's active runs) is refused: stop the run first.
 
 ``conversation_transcript`` (``GET /conversations/{id}``, read-only) gives a stored conversation
 back to the agent view: per run, in order, the person's message (``goal``), the run's stored
@@ -26,11 +29,12 @@ offer Undo for a change set not undone yet. A conversation of another vault is `
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Collection
 from typing import Any
 
 from vaultpilot.errors import (
-    InvalidArgumentError,
     NotFoundError,
+    RequestError,
     SetupError,
     StorageError,
     UnreadableNoteError,
@@ -40,7 +44,7 @@ from vaultpilot.memory.db import connect as connect_memory
 from vaultpilot.memory.journal import Journal, StoredChange
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.diffs import binary, unified
-from vaultpilot.tools.manage import undo_change_set
+from vaultpilot.tools.manage import check_undo_target, undo_change_set
 from vaultpilot.vault.files import decode_note
 
 __all__ = ["change_history", "conversation_transcript", "show_change_set", "undo_changes"]
@@ -89,15 +93,23 @@ def show_change_set(ctx: ToolContext, set_id: str) -> dict[str, Any]:
 
 
 def undo_changes(
-    ctx: ToolContext, set_id: str | None, *, last: bool, skip_changed: bool
+    ctx: ToolContext,
+    set_id: str | None,
+    *,
+    last: bool,
+    skip_changed: bool,
+    running: Collection[str] = (),
 ) -> dict[str, Any]:
-    if (set_id is None) == (not last):
-        raise InvalidArgumentError(
-            "Give the change set to undo in 'id' (see ChangeHistory), or last=true for the "
-            "latest one, not both."
+    check_undo_target(set_id, last=last)
+    journal = _journal(ctx)
+    vault = str(ctx.root)
+    target = journal.get(vault, set_id).id if set_id is not None else journal.last_id(vault)
+    if target in running:
+        raise RequestError(
+            f"The agent run {target} is still going, so its changes cannot be undone yet: stop "
+            "it first (InterruptAgent with force: true), then undo."
         )
-    _journal(ctx)
-    undone, new, report = undo_change_set(ctx, set_id, skip_changed=skip_changed)
+    undone, new, report = undo_change_set(ctx, target, skip_changed=skip_changed)
     return {
         "undone": undone,
         "changeSetId": new,
@@ -113,11 +125,11 @@ def _change_set(ctx: ToolContext, journal: Journal, run_id: str) -> dict[str, An
         return None  # the run changed nothing
     if cs.id != run_id:
         return None  # a prefix of another set's id, not this run's
-    files = cs.as_json()["files"]
-    for f in files:
+    shown = cs.as_json()
+    for f in shown["files"]:
         path = f["to"] if f["kind"] != "delete" else f["from"]
         f["exists"] = bool(path) and (ctx.root / path).exists()
-    return {"id": cs.id, "summary": cs.summary, "files": files, "undoneBy": cs.undone_by}
+    return {k: shown[k] for k in ("id", "summary", "files", "undoneBy")}
 
 
 def conversation_transcript(ctx: ToolContext, conversation_id: str) -> dict[str, Any]:

@@ -305,8 +305,11 @@ async def _undo_change_set(
     state: ServerState, args: UndoChangeSetArgs, _sub: Subscriber | None
 ) -> dict[str, Any]:
     vault = state.vaults.get(args.vault_id)
+    running = _running(state)
     result = await vault.run(
-        lambda ctx: undo_changes(ctx, args.id, last=args.last, skip_changed=args.skip_changed)
+        lambda ctx: undo_changes(
+            ctx, args.id, last=args.last, skip_changed=args.skip_changed, running=running
+        )
     )
     vault.changed()
     return result
@@ -316,11 +319,19 @@ async def _undo_run(
     state: ServerState, args: UndoRunArgs, _sub: Subscriber | None
 ) -> dict[str, Any]:
     vault = state.vaults.get(args.vault_id or state.runs.vault_of(args.run_id))
+    running = _running(state)
     result = await vault.run(
-        lambda ctx: undo_changes(ctx, args.run_id, last=False, skip_changed=args.skip_changed)
+        lambda ctx: undo_changes(
+            ctx, args.run_id, last=False, skip_changed=args.skip_changed, running=running
+        )
     )
     vault.changed()
     return result
+
+
+def _running(state: ServerState) -> frozenset[str]:
+    """The runs still going: their change sets may still grow, so an undo of one is refused."""
+    return frozenset(r.run_id for r in state.runs.active())
 
 
 async def _subscribe(

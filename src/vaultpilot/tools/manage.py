@@ -73,7 +73,13 @@ from vaultpilot.vault.frontmatter_edit import edit_frontmatter, normalize_tag
 from vaultpilot.vault.parse import is_valid_tag
 from vaultpilot.vault.resolve import file_key
 
-__all__ = ["DRY_RUN_OPERATIONS", "obsidian_vault_manager", "preview", "undo_change_set"]
+__all__ = [
+    "DRY_RUN_OPERATIONS",
+    "check_undo_target",
+    "obsidian_vault_manager",
+    "preview",
+    "undo_change_set",
+]
 
 # The operations that take dryRun, from their facts; any other refuses it rather than write.
 DRY_RUN_OPERATIONS = frozenset(name for name, op in MANAGER_OPERATIONS.items() if op.dry_run)
@@ -550,6 +556,20 @@ def _run(ctx: ToolContext, params: VaultManagerParams) -> OperationResult:  # no
         case _:
             assert_never(params.operation)
     return result
+
+
+def check_undo_target(set_id: str | None, *, last: bool) -> None:
+    """What an undo is asked for: a change-set id or ``last``, exactly one (the CLI's
+    ``undo ID | --last`` and the server's ``id`` / ``last``); InvalidArgumentError otherwise."""
+    if set_id is None and not last:
+        raise InvalidArgumentError(
+            "Say which change set to undo: its id (as the history lists it), or last for the "
+            "latest one (--last on the command line, last: true over the server)."
+        )
+    if set_id is not None and last:
+        raise InvalidArgumentError(
+            f"Give either a change-set id ({set_id}) or last (--last, last: true), not both."
+        )
 
 
 def undo_change_set(

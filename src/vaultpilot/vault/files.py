@@ -61,6 +61,7 @@ from vaultpilot.errors import (
     NotFoundError,
     OSErrorMapping,
     PathRefusedError,
+    RequestError,
     StaleVersionError,
     StorageError,
     UnreadableNoteError,
@@ -81,10 +82,12 @@ __all__ = [
     "encode_note",
     "is_temp_name",
     "missing_folder",
+    "missing_parents",
     "move_path",
     "move_to_trash",
     "normalize_rel_path",
     "read_note",
+    "remove_empty_folder",
     "remove_temp_files",
     "replace_note",
 ]
@@ -323,6 +326,13 @@ class _Dir:
             os.unlink(self._p(name))
         else:
             os.unlink(name, dir_fd=self.fd)
+
+    def rmdir(self, name: str) -> None:
+        """Remove the empty folder ``name`` (OSError for one holding anything, or a file)."""
+        if self.fd is None or os.rmdir not in os.supports_dir_fd:
+            os.rmdir(self.path / name)
+        else:
+            os.rmdir(name, dir_fd=self.fd)
 
     def mkdir(self, name: str) -> None:
         if self.fd is None:
@@ -848,6 +858,44 @@ def create_folder(root: Path, rel: str, *, create_parents: bool = True) -> bool:
                 return False
             raise AlreadyExistsError(f"'{canon}' is a file, not a folder.") from None
         folder.fsync()
+    return True
+
+
+def missing_parents(root: Path, rel: str) -> list[str]:
+    """The folders above ``rel`` (vault-relative) that do not exist yet, outermost first: those a
+    write of ``rel`` would create. A name that exists as anything (a link too) counts as there."""
+    parts = rel.strip("/").split("/")[:-1]
+    out: list[str] = []
+    for i in range(len(parts), 0, -1):
+        folder = "/".join(parts[:i])
+        if os.path.lexists(root / folder):
+            break
+        out.append(folder)
+    return out[::-1]
+
+
+def remove_empty_folder(root: Path, rel: str) -> bool:
+    """Remove the folder ``rel`` if it is an empty folder; True when it was removed.
+
+    Anything else is left as it is and gives False: a folder holding anything, a file or a
+    symbolic link there now, a path gone already or one this module may not write (a protected
+    folder, outside the vault). The folder is removed relative to its parent's descriptor, so a
+    parent swapped for a link mid-way makes it fail rather than remove something elsewhere.
+    """
+    try:
+        where = _locate(root, rel, write=True, follow=False)
+    except RequestError:
+        return False
+    if not where.name:
+        return False  # the vault root itself
+    try:
+        with _folder(where) as parent:
+            if not stat.S_ISDIR(parent.lstat(where.name).st_mode):
+                return False
+            parent.rmdir(where.name)  # refuses a folder that holds anything
+            parent.fsync()
+    except (OSError, RequestError):
+        return False
     return True
 
 
