@@ -21,7 +21,14 @@ from dataclasses import dataclass
 
 from vaultpilot.index.scan import FolderScan
 
-__all__ = ["StampUpdate", "folder_rows", "read_stamps", "store_stamps", "store_stamps_if_free"]
+__all__ = [
+    "STAMP_TRIGGERS",
+    "StampUpdate",
+    "folder_rows",
+    "read_stamps",
+    "store_stamps",
+    "store_stamps_if_free",
+]
 
 IndexedRow = tuple[str, int, int, int]  # (path, id, mtime_ns, size)
 _BATCH = 500
@@ -41,8 +48,23 @@ class StampUpdate:
         return bool(self.folders or self.gone)
 
 
+# The triggers on ``files`` (index/db.py) that clear a folder's stamp when its rows change: a
+# stamp is trusted only while all of them exist (a later migration that rebuilt the table the
+# usual SQLite way would drop them, and stale stamps would then hide changes).
+STAMP_TRIGGERS = frozenset({"files_stamp_added", "files_stamp_removed", "files_stamp_changed"})
+
+
 def read_stamps(conn: sqlite3.Connection) -> dict[str, str | None]:
-    """Every stored folder stamp (None: the folder has rows but no trusted stamp)."""
+    """Every stored folder stamp (None: the folder has rows but no trusted stamp); none at all
+    when a trigger that keeps them honest is missing (every folder is then compared)."""
+    present = {
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'files'"
+        )
+    }
+    if not present >= STAMP_TRIGGERS:
+        return {}
     return dict(conn.execute("SELECT folder, stamp FROM folder_stamps"))
 
 
