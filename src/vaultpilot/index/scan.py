@@ -10,6 +10,7 @@ so it takes plain values and returns a plain, picklable ``NoteRecord``.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -23,7 +24,7 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISLNK
 from typing import Any, NamedTuple
 
-from vaultpilot.errors import UnreadableNoteError
+from vaultpilot.errors import StorageError, UnreadableNoteError
 from vaultpilot.index.search import CJK
 from vaultpilot.vault.files import content_version, decode_note, is_temp_name
 from vaultpilot.vault.parse import parse_note
@@ -97,6 +98,10 @@ _SIZE = attrgetter("st_size")
 _Listing = tuple[list[str], list[os.stat_result], list[str], bool]
 
 
+# Listing errors that mean the folder is not (or no longer) part of what can be indexed.
+_SKIPPED = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EACCES, errno.EPERM, errno.ELOOP})
+
+
 def _listing(
     path: str, prefix: str, root_parent: str, temp_files: list[str] | None
 ) -> _Listing | None:
@@ -115,10 +120,17 @@ def _listing(
             fd = os.open(path, _OPEN_DIR)
         with os.scandir(fd if fd >= 0 else path) as listed:
             names = list(map(_NAME, listed))
-    except OSError:
+    except OSError as exc:
         if fd >= 0:
             os.close(fd)
-        return None  # an unreadable folder is skipped; status reports files it cannot see
+        if exc.errno in _SKIPPED:
+            return None  # gone, or not ours to read: skipped; status reports files it cannot see
+        # Anything else (too many open files, an I/O error) says nothing about the folder's
+        # files: taking them for deleted would drop their rows and vectors. Stop instead.
+        raise StorageError(
+            f"Could not list the vault folder '{prefix or '/'}': {exc.strerror or exc}. Nothing "
+            "was changed in the index; try again (if it keeps failing, check the disk)."
+        ) from None
     try:
         joined = "\0".join(names)
         if joined[:1] == "." or "\0." in joined:  # only then look at names one by one
