@@ -1,4 +1,6 @@
-"""Recorded runs the frame server replays, event by event as the agent loop emits them."""
+"""Recorded runs the frame server replays, event by event as the agent loop emits them: each tool
+call with its label and each result with its outcome (and a write's files), said by the agent's
+own ``agent.steps``; ``external_run`` is an external agent's, which says none of them."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import json
 from typing import Any
 
 from tests.web.frame_server import Run
+from vaultpilot.agent.steps import describe, diff_counts, outcome
 
 TOOLS = ["obsidian_query_vault", "obsidian_get_context", "obsidian_vault_manager"]
 DIFF = (
@@ -29,10 +32,13 @@ NOTES = {
 }
 
 
-async def _call(run: Run, call_id: str, step: int, name: str, arguments: dict[str, Any]) -> None:
+async def _call(
+    run: Run, call_id: str, step: int, name: str, arguments: dict[str, Any], *, said: bool = True
+) -> None:
+    label = {"label": describe(name, arguments)} if said else {}
     await run.emit(
         "tool_call", call_id=call_id, name=name, arguments=arguments,
-        raw_arguments=json.dumps(arguments), step=step, added={},
+        raw_arguments=json.dumps(arguments), step=step, added={}, **label,
     )  # fmt: skip
 
 
@@ -67,10 +73,11 @@ async def recorded_run(run: Run) -> None:
     await _usage(run, 1, 940, 940)
     search = {"queryType": "search_by_metadata", "filters": {"tags": ["meeting"]}, "limit": 20}
     await _call(run, "call_1", 1, "obsidian_query_vault", search)
+    found = {"results": [{"path": "Meetings/Retro.md"}], "totalFound": 1}
     await run.emit(
         "tool_result", call_id="call_1", name="obsidian_query_vault", success=True,
-        result={"results": [{"path": "Meetings/Retro.md"}], "totalFound": 1},
-        preview="1 note: Meetings/Retro.md", source="tool", duration_ms=12.5,
+        result=found, preview="1 note: Meetings/Retro.md", source="tool", duration_ms=12.5,
+        outcome=outcome(found),
     )  # fmt: skip
     await run.emit("status", message="Thinking (step 2)", step=2)
     await _usage(run, 2, 1210, 2150)
@@ -91,23 +98,40 @@ async def recorded_run(run: Run) -> None:
     approved = bool(decision.get("approved"))
     await run.emit("approval_resolved", call_id="call_2", approved=approved, by="user")
     if approved:
+        added, removed = diff_counts(DIFF)
+        files = [{"path": "Meetings/Retro.md", "added": added, "removed": removed}]
         await run.emit(
             "tool_result", call_id="call_2", name="obsidian_vault_manager", success=True,
             result={"path": "Meetings/Retro.md", "diff": DIFF, "version": "v2"},
             preview="updated Meetings/Retro.md (+2 −1)", source="tool", duration_ms=8.0,
+            outcome="", files=files,
         )  # fmt: skip
         answer = "Tagged **Meetings/Retro.md** as reviewed and linked it from [[Weekly Review]]."
     else:
+        refused = {"error": "The person rejected this change.", "reason": decision.get("reason")}
         await run.emit(
             "tool_result", call_id="call_2", name="obsidian_vault_manager", success=False,
-            result={"error": "The person rejected this change.", "reason": decision.get("reason")},
-            preview="rejected: the person said no", source="denied", duration_ms=0.0,
+            result=refused, preview="rejected: the person said no", source="denied",
+            duration_ms=0.0, outcome=outcome(refused),
         )  # fmt: skip
         answer = "I left [[Meetings/Retro]] unchanged, as you asked."
     await run.emit("status", message="Thinking (step 3)", step=3)
     await _say(run, "text_chunk", 3, answer)
     await _usage(run, 3, 1300, 3450)
     await _finish(run, 3, 3450, answer)
+
+
+async def external_run(run: Run) -> None:
+    """An external agent's run: its events say no label, outcome or files."""
+    await run.emit("status", message="Thinking (step 1)", step=1)
+    search = {"queryType": "semantic_search", "query": "dentist"}
+    await _call(run, "x1", 1, "obsidian_query_vault", search, said=False)
+    await run.emit(
+        "tool_result", call_id="x1", name="obsidian_query_vault", success=True,
+        result={"results": [], "totalFound": 0}, preview="no notes found", source="tool",
+        duration_ms=3.0,
+    )  # fmt: skip
+    await _finish(run, 1, 500, "Nothing about the dentist.")
 
 
 async def slow_run(run: Run) -> None:

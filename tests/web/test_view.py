@@ -16,7 +16,14 @@ import pytest
 
 from tests.web.conftest import ARTEFACTS
 from tests.web.frame_server import FrameServer, serving
-from tests.web.scripts import NOTES, hostile_answer, long_run, recorded_run, slow_run
+from tests.web.scripts import (
+    NOTES,
+    external_run,
+    hostile_answer,
+    long_run,
+    recorded_run,
+    slow_run,
+)
 
 pytest.importorskip("playwright", reason="playwright is not installed (make test installs it)")
 from playwright.sync_api import expect
@@ -69,7 +76,7 @@ def test_a_recorded_run_streams_steps_waits_for_approval_and_answers(page: Any, 
         expect(page.locator(".tool")).to_have_count(2)
         search = page.locator(".tool .step-line").first
         expect(search.locator(".verb")).to_have_text("Filter")
-        expect(search.locator(".object")).to_have_text('{"tags":["meeting"]}')
+        expect(search.locator(".object")).to_have_text('{"tags": ["meeting"]}')  # as the terminal
         expect(search.locator(".outcome")).to_have_text("1 found")
         expect(page.locator(".approval .diff .dl-add")).to_have_count(2)
         expect(page.locator(".approval .diff .dl-del")).to_have_count(1)
@@ -94,7 +101,7 @@ def test_a_recorded_run_streams_steps_waits_for_approval_and_answers(page: Any, 
         edit = page.locator(".tool .step-line").nth(1)
         expect(edit.locator(".verb")).to_have_text("Write")
         expect(edit.locator(".object")).to_have_text("Meetings/Retro.md")
-        expect(edit.locator(".counts")).to_have_text("+2 −1")  # the diff the result carried
+        expect(edit.locator(".counts")).to_have_text("+2 −1")  # the files the result carried
         edit.click()  # the full result, as the tool gave it
         expect(page.locator(".tool .result").nth(1)).to_have_text(
             "updated Meetings/Retro.md (+2 −1)"
@@ -121,7 +128,7 @@ def test_reject_sends_the_reason_and_shows_the_refusal(page: Any, shot: Shot) ->
         page.get_by_role("button", name="Reject").click()
         expect(page.locator(".approval .decision")).to_have_text("Rejected")
         expect(page.locator(".tool-failed .step-failure")).to_have_text(
-            "Failure: rejected: the person said no"
+            "Failure: The person rejected this change."
         )
         expect(page.locator(".tool-failed .decided")).to_have_text("rejected")
         expect(page.get_by_label("Answer")).to_contain_text("unchanged, as you asked")
@@ -130,6 +137,24 @@ def test_reject_sends_the_reason_and_shows_the_refusal(page: Any, shot: Shot) ->
     assert server.sent("ApproveToolCall") == [
         {"callId": "call_2", "approved": False, "reason": "Not this one"}
     ]
+
+
+def test_an_external_agents_step_shows_the_tools_name_and_arguments(page: Any, shot: Shot) -> None:
+    """Events that say no label or outcome (an external agent's) show the call as it is."""
+    with serving(FrameServer(script=external_run, notes=NOTES)) as server:
+        box = _open(page, server)
+        box.fill("Anything about the dentist?")
+        page.get_by_role("button", name="Send").click()
+        expect(page.get_by_label("Run summary")).to_contain_text("Done in 1 steps.")
+        line = page.locator(".tool .step-line")
+        expect(line.locator(".verb")).to_have_text("obsidian_query_vault")
+        expect(line.locator(".object")).to_have_text('queryType="semantic_search", query="dentist"')
+        expect(line.locator(".outcome")).to_have_text("no notes found")  # the result's preview
+        expect(page.locator(".tool .kind-icon")).to_have_class("kind-icon kind-other")
+        panel = page.get_by_role("complementary", name="This run")
+        expect(panel.locator(".run-mode")).to_have_count(0)  # the run did not say when it asks
+        shot(page, "06-external-agent-step")
+    assert page.page_errors == []
 
 
 def test_stop_interrupts_the_run_and_the_elapsed_time_counts(page: Any, shot: Shot) -> None:

@@ -7,8 +7,7 @@
  * the answer, whichever way the server labelled it.
  */
 
-import type { ChangeSetFile } from "./steps";
-import type { AgentEvent, ConversationTranscript, EventFrame, FileDiff, Json, JsonObject, ServerFrame } from "./wire";
+import type { AgentEvent, ApprovalMode, ConversationTranscript, EventFrame, FileCount, FileDiff, Json, JsonObject, ServerFrame, StepLabel } from "./wire";
 import { isObject } from "./wire";
 
 export type ToolStatus = "running" | "awaiting" | "ok" | "failed";
@@ -37,12 +36,17 @@ export type Item =
       args: JsonObject | null;
       raw: string;
       added: JsonObject;
+      /** How the call reads, as the server described it (null: it did not, e.g. an external agent). */
+      label: StepLabel | null;
       status: ToolStatus;
       preview: string;
       result: JsonObject | null;
       source: string;
       durationMs: number | null;
       diffs: FileDiff[];
+      /** What came back in a few words, and the files a write changed (null: not said). */
+      outcome: string | null;
+      files: FileCount[] | null;
       approval: Approval | null;
     }
   | ({ type: "approval"; key: string } & Approval)
@@ -68,8 +72,8 @@ export interface Run {
   undone: boolean;
   /** Changed paths that no longer exist in the vault (a stored run read back). */
   gone: string[];
-  /** The run's change set as the server last gave it (ShowChangeSet); null: not read. */
-  changeSet: ChangeSetFile[] | null;
+  /** When the run asks for approval (run_started); null: the server did not say. */
+  mode: ApprovalMode | null;
 }
 
 export interface ViewState {
@@ -92,7 +96,7 @@ function newRun(runId: string, vaultId: string | null, goal: string, chips: stri
   return {
     runId, vaultId, goal, chips, items: [], status: "Starting", startedAt: now, finishedAt: null,
     totalTokens: 0, costUsd: null, finish: null, changed: [], allowed: [], undone: false, gone: [],
-    changeSet: null,
+    mode: null,
   };
 }
 
@@ -103,11 +107,6 @@ export function allowForRun(state: ViewState, runId: string, operation: string):
 /** The run's change set was undone: its changed paths no longer name what is in the vault. */
 export function markUndone(state: ViewState, runId: string): ViewState {
   return mapRun(state, runId, (run) => (run.undone ? run : { ...run, undone: true }));
-}
-
-/** The run's change set as read from the server (its files in the order they were written). */
-export function setChangeSet(state: ViewState, runId: string, files: ChangeSetFile[]): ViewState {
-  return mapRun(state, runId, (run) => ({ ...run, changeSet: files }));
 }
 
 /** A person's message as the page sent it: the text, then `@"path"` for each attached note. */
@@ -183,7 +182,7 @@ function applyEvent(run: Run, frame: EventFrame, now: number): Run {
   const seq = frame.seq;
   switch (event.kind) {
     case "run_started":
-      return { ...run, status: "Starting", startedAt: run.items.length ? run.startedAt : now };
+      return { ...run, status: "Starting", startedAt: run.items.length ? run.startedAt : now, mode: event.approval_mode ?? null };
     case "context_attached":
       return push(run, {
         type: "attached", key: `a${seq}`, notes: event.notes.map((n) => n.path),
@@ -218,8 +217,9 @@ function applyEvent(run: Run, frame: EventFrame, now: number): Run {
       const base = demoteAnswer(withStep(run, event.step, seq), event.step);
       return push(base, {
         type: "tool", key: `t${event.call_id}`, step: event.step, callId: event.call_id, name: event.name,
-        args: event.arguments, raw: event.raw_arguments, added: event.added ?? {}, status: "running", preview: "",
-        result: null, source: "", durationMs: null, diffs: [], approval: null,
+        args: event.arguments, raw: event.raw_arguments, added: event.added ?? {}, label: event.label ?? null,
+        status: "running", preview: "", result: null, source: "", durationMs: null, diffs: [], outcome: null,
+        files: null, approval: null,
       });
     }
     case "approval_required": {
@@ -249,7 +249,14 @@ function applyEvent(run: Run, frame: EventFrame, now: number): Run {
       const diffs = event.diffs ?? diffsOf(event.result);
       let changed = run.changed;
       const tool = run.items.find((it) => it.type === "tool" && it.callId === event.call_id);
-      if (event.success && !READ_ONLY_TOOLS.has(event.name)) {
+      if (event.files !== undefined) {
+        // What the write changed, as the server counted it: a moved file under its new path.
+        for (const f of event.files) {
+          if (changed.includes(f.path)) changed = changed.filter((p) => p !== f.from);
+          else if (f.from !== undefined && changed.includes(f.from)) changed = changed.map((p) => (p === f.from ? f.path : p));
+          else changed = [...changed, f.path];
+        }
+      } else if (event.success && !READ_ONLY_TOOLS.has(event.name)) {
         // What the tool says it changed (a per-file approval may have left some out), else the
         // paths its arguments name.
         const affected = event.result?.["affectedPaths"];
@@ -261,7 +268,8 @@ function applyEvent(run: Run, frame: EventFrame, now: number): Run {
       }
       const next = updateTool(run, event.call_id, (t) => ({
         ...t, status: event.success ? "ok" : "failed", preview: event.preview, result: event.result,
-        source: event.source, durationMs: event.duration_ms, diffs,
+        source: event.source, durationMs: event.duration_ms, diffs, outcome: event.outcome ?? null,
+        files: event.files ?? null,
       }));
       return { ...next, changed };
     }

@@ -4,7 +4,8 @@
  *
  * Frames from the server carry `type`: hello, reply, event, status, command. Agent events
  * inside `event` frames carry `kind`. Fields the server may add later (cost, diffs, undo) are
- * optional here, so the view shows them as soon as they arrive and works without them.
+ * optional here, so the view shows them as soon as they arrive and works without them; so are
+ * the step's label, outcome and line counts, which an external agent's events do not carry.
  */
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -76,6 +77,26 @@ export interface FileDiff {
   to?: string | null;
 }
 
+/** How a tool call reads (src/vaultpilot/agent/steps.py): `Edit` `Inbox.md`, its kind's icon. */
+export interface StepLabel {
+  kind: "read" | "search" | "edit" | "create" | "move" | "delete" | "other";
+  verb: string;
+  object: string;
+  object_is_path: boolean;
+}
+
+/** One file a write changed, with its line counts; `from` when it was moved. */
+export interface FileCount {
+  path: string;
+  added: number;
+  removed: number;
+  from?: string;
+}
+
+/** When a run asks: read-only (nothing may change), ask (every change), auto (as the approval
+ * rules say: destructive steps), auto-approve (nothing asks). */
+export type ApprovalMode = "read-only" | "ask" | "auto" | "auto-approve";
+
 export type AgentEvent =
   | {
       kind: "run_started";
@@ -84,6 +105,7 @@ export type AgentEvent =
       tools: string[];
       max_steps: number;
       token_budget: number | null;
+      approval_mode?: ApprovalMode;
     }
   | {
       kind: "context_attached";
@@ -114,6 +136,7 @@ export type AgentEvent =
       raw_arguments: string;
       step: number;
       added?: JsonObject;
+      label?: StepLabel;
     }
   | {
       kind: "approval_required";
@@ -141,6 +164,8 @@ export type AgentEvent =
       source: string;
       duration_ms: number;
       diffs?: FileDiff[];
+      outcome?: string;
+      files?: FileCount[];
     }
   | { kind: "error"; message: string; source: "model" | "tool" | "internal" }
   | {

@@ -182,21 +182,23 @@ def _read_outcome(result: Mapping[str, Any]) -> str:
 
 def outcome(result: Mapping[str, Any], files: Sequence[FileCount] | None = None) -> str:
     """A few words on what a call returned; for a write that changed ``files``, what their line
-    counts do not say: the notes whose links a move rewrote, how many notes, a warning."""
+    counts do not say: the notes whose links a move rewrote, how many notes, and, when some
+    were left out or failed, the tool's own summary of it."""
     if _failed(result) or not files:
         return _read_outcome(result)
-    moved = sum(1 for f in files if "from" in f)
-    others = len(files) - moved
-    if moved:
-        words = f"{plural(moved, 'note')} moved" if moved > 1 else ""
-        if others:
-            words += (", l" if words else "l") + f"inks updated in {plural(others, 'note')}"
-    else:
-        words = plural(len(files), "note") if len(files) > 1 else ""
     warnings = result.get("warnings")
-    if isinstance(warnings, list) and warnings and isinstance(warnings[0], str):
-        words += ("; " if words else "") + _cut(warnings[0], 100)
-    return words
+    warning = warnings[0] if isinstance(warnings, list) and warnings else None
+    moved = sum(1 for f in files if "from" in f)
+    if moved:
+        others = len(files) - moved
+        words = [f"{plural(moved, 'note')} moved"] if moved > 1 else []
+        words += [f"links updated in {plural(others, 'note')}"] if others else []
+        words += [_cut(str(warning), 100)] if warning is not None else []
+        return "; ".join(words)
+    message = result.get("message")
+    if (warning is not None or result.get("failures")) and isinstance(message, str):
+        return _cut(message, 100)  # e.g. "1 of 2 notes updated; 1 left as they were"
+    return plural(len(files), "note") if len(files) > 1 else ""
 
 
 def line_counts(before: str, after: str) -> tuple[int, int]:

@@ -7,9 +7,9 @@
 
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { Connection, ConnectionState } from "../connection";
-import { allowForRun, emptyState, loadTranscript, markUndone, reduce, setChangeSet, startRun, type ViewState } from "../state";
-import { notesRead, parseChangeSet, writes } from "../steps";
-import type { ConversationSummary, HelloFrame, JsonObject, ServerFrame, VaultInfo } from "../wire";
+import { allowForRun, emptyState, loadTranscript, markUndone, reduce, startRun, type ViewState } from "../state";
+import { notesRead } from "../steps";
+import type { ApprovalMode, ConversationSummary, HelloFrame, JsonObject, ServerFrame, VaultInfo } from "../wire";
 import { isObject } from "../wire";
 import { obsidianUri } from "../markdown";
 import { Composer, type Draft, type Suggestion } from "./Composer";
@@ -21,6 +21,14 @@ import { type Actions, ChangedList, Elapsed, RunView, fmtCost, fmtTokens } from 
 function isPaused(status: string): boolean {
   return status.startsWith("Paused before step");
 }
+
+/** What a run's approval mode (run_started.approval_mode) means for the person. */
+const MODE_WORDS: Record<ApprovalMode, string> = {
+  "read-only": "Read-only: nothing may change",
+  ask: "Every change asks first",
+  auto: "Destructive changes ask first",
+  "auto-approve": "Nothing asks",
+};
 
 interface Notice {
   text: string;
@@ -72,7 +80,6 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
       viewRef.current = next;
       setView(next);
       for (const f of frames) autoApprove(f, next);
-      for (const f of frames) if (changedSomething(f, next) && f.type === "event" && f.runId !== null) readChangeSet(f.runId, f.vaultId);
     };
     return connection.subscribe((frame) => {
       if (frame.type !== "event") return;
@@ -120,40 +127,6 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
     const el = scroller.current;
     if (el && pinned) el.scrollTop = el.scrollHeight;
   }, [view, pinned]);
-
-  /** A write finished, or a run did: its change set (with each file's diff) may have grown. */
-  function changedSomething(frame: ServerFrame, state: ViewState): boolean {
-    if (frame.type !== "event") return false;
-    const e = frame.event;
-    if (e.kind === "run_finished") return (state.runs.find((r) => r.runId === frame.runId)?.changed.length ?? 0) > 0;
-    if (e.kind !== "tool_result" || !e.success) return false;
-    const run = state.runs.find((r) => r.runId === frame.runId);
-    const item = run?.items.find((it) => it.type === "tool" && it.callId === e.call_id);
-    return item?.type === "tool" && writes(item);
-  }
-
-  // The run's change set says what each write changed, line counts and link rewrites included
-  // (an agent run is one change set, named by its run id). A server without ShowChangeSet (an
-  // external agent's, a test double) leaves the counts the events' diffs give.
-  const pendingReads = useRef(new Map<string, Promise<void>>());
-  function readChangeSet(runId: string, vaultId: string | null) {
-    if (!(connection.hello?.commands?.includes("ShowChangeSet") ?? false)) return;
-    const again = () => {
-      const args: JsonObject = { id: runId };
-      if (vaultId !== null) args["vaultId"] = vaultId;
-      return connection.send("ShowChangeSet", args).then((r) => {
-        const files = r.success ? parseChangeSet(r.result) : null;
-        if (files !== null) setView((v) => (viewRef.current = setChangeSet(v, runId, files)));
-      });
-    };
-    // One read at a time per run; a write during it reads once more after it.
-    const before = pendingReads.current.get(runId) ?? Promise.resolve();
-    const next = before.then(again);
-    pendingReads.current.set(runId, next);
-    void next.finally(() => {
-      if (pendingReads.current.get(runId) === next) pendingReads.current.delete(runId);
-    });
-  }
 
   function autoApprove(frame: ServerFrame, state: ViewState) {
     if (frame.type !== "event" || frame.event.kind !== "approval_required") return;
@@ -258,7 +231,6 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
     viewRef.current = { runs };
     setView(viewRef.current);
     setSince(loaded.first);
-    for (const r of runs.slice(loaded.first)) if (r.changed.length > 0 && r.finish !== null) readChangeSet(r.runId, r.vaultId);
     setPinned(true);
   };
 
@@ -349,6 +321,7 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
           <dl>
             <dt>Status</dt>
             <dd>{last.status}</dd>
+            {last.mode !== null && (<><dt>Approvals</dt><dd class="run-mode" data-mode={last.mode}>{MODE_WORDS[last.mode] ?? last.mode}</dd></>)}
             <dt>Elapsed</dt>
             <dd class="elapsed"><Elapsed run={last} /></dd>
             <dt>Tokens</dt>

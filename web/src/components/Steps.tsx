@@ -6,11 +6,11 @@
  */
 
 import { Component } from "preact";
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { parseDiff } from "../diff";
 import { obsidianUri, renderMarkdown } from "../markdown";
 import type { Approval, Item, Run } from "../state";
-import { type ChangeSetFile, type ChangedFile, type StepKind, type ToolItem, changedFiles, runChanges, stepLine } from "../steps";
+import { type ChangedFile, type StepKind, type ToolItem, changedFiles, stepLine } from "../steps";
 import type { FileDiff, JsonObject } from "../wire";
 
 export const WINDOW = 120;
@@ -27,7 +27,6 @@ export function RunView(props: { run: Run; vault: string; actions: Actions; canU
   const [shown, setShown] = useState(WINDOW);
   const hidden = Math.max(0, run.items.length - shown);
   const items = hidden > 0 ? run.items.slice(hidden) : run.items;
-  const changes = useMemo(() => runChanges(run), [run.items, run.changeSet]);
   return (
     <article class="run" aria-label={`Run: ${run.goal || run.runId}`}>
       {run.goal ? (
@@ -50,8 +49,7 @@ export function RunView(props: { run: Run; vault: string; actions: Actions; canU
       <ol class="steps">
         {items.map((item) => (
           <ItemView
-            key={item.key} item={item} changes={item.type === "tool" ? changes.get(item.callId) ?? NONE : NONE}
-            vault={vault} actions={actions} run={run.runId} allowed={run.allowed} undone={run.undone}
+            key={item.key} item={item} vault={vault} actions={actions} run={run.runId} allowed={run.allowed} undone={run.undone}
           />
         ))}
       </ol>
@@ -60,12 +58,8 @@ export function RunView(props: { run: Run; vault: string; actions: Actions; canU
   );
 }
 
-const NONE: readonly ChangeSetFile[] = [];
-
 interface ItemProps {
   item: Item;
-  /** A tool call's file changes (runChanges), for its +/- counts. */
-  changes: readonly ChangeSetFile[];
   vault: string;
   actions: Actions;
   run: string;
@@ -77,13 +71,10 @@ interface ItemProps {
 /** Re-renders only when its item (or the vault, or whether the run was undone) changed. */
 class ItemView extends Component<ItemProps> {
   override shouldComponentUpdate(next: ItemProps): boolean {
-    return (
-      next.item !== this.props.item || next.vault !== this.props.vault || next.undone !== this.props.undone ||
-      !sameChanges(next.changes, this.props.changes)
-    );
+    return next.item !== this.props.item || next.vault !== this.props.vault || next.undone !== this.props.undone;
   }
   override render() {
-    const { item, changes, vault, actions, run, undone } = this.props;
+    const { item, vault, actions, run, undone } = this.props;
     switch (item.type) {
       case "step":
         return (
@@ -111,7 +102,7 @@ class ItemView extends Component<ItemProps> {
       case "answer":
         return <li class="answer" aria-label="Answer">{renderMarkdown(item.text, vault)}</li>;
       case "tool":
-        return <ToolCard item={item} changes={changes} vault={vault} actions={actions} run={run} undone={undone} />;
+        return <ToolCard item={item} vault={vault} actions={actions} run={run} undone={undone} />;
       case "approval":
         return (
           <li class="approval-item">
@@ -134,13 +125,6 @@ class ItemView extends Component<ItemProps> {
         );
     }
   }
-}
-
-function sameChanges(a: readonly ChangeSetFile[], b: readonly ChangeSetFile[]): boolean {
-  return a === b || (a.length === b.length && a.every((c, i) => {
-    const d = b[i];
-    return d !== undefined && c.to === d.to && c.from === d.from && c.added === d.added && c.removed === d.removed && c.kind === d.kind;
-  }));
 }
 
 /** A small line icon per kind of step (stroke in the text colour, hidden from screen readers:
@@ -166,9 +150,9 @@ const STATUS_WORD = { running: "running", awaiting: "waiting for approval", ok: 
 
 /** A tool call as one line (icon, verb, object, outcome, status); the line is a disclosure
  * button that shows the full arguments and result. */
-function ToolCard(props: { item: ToolItem; changes: readonly ChangeSetFile[]; vault: string; actions: Actions; run: string; undone: boolean }) {
+function ToolCard(props: { item: ToolItem; vault: string; actions: Actions; run: string; undone: boolean }) {
   const { item, vault } = props;
-  const line = stepLine(item, props.changes);
+  const line = stepLine(item);
   const text = `${line.verb}${line.object ? ` ${line.object}` : ""}`;
   const counts = line.counts ? ` +${line.counts.added} −${line.counts.removed}` : "";
   const decided = item.approval?.resolved ?? null;
