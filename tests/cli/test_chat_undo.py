@@ -1,17 +1,21 @@
 """``/undo`` in ``vaultpilot chat``, through the real command (lines on stdin), the real vault
-tools and journal, and the scripted model server: twice in a row, and after a move into a new
-folder."""
+tools and journal, and the scripted model server: twice in a row, after a move into a new
+folder, and with a journal that cannot be read (an error, never "already undone")."""
 
 from __future__ import annotations
 
 import json
 import re
+import sqlite3
+import threading
+import time
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from vaultpilot.agent.testing import ScriptedCall, ScriptedModelServer, ScriptedTurn
 from vaultpilot.cli.main import app
+from vaultpilot.locations import memory_db_path
 
 runner = CliRunner()
 
@@ -86,3 +90,41 @@ def test_run_lines_leave_out_the_folders_made_to_hold_an_item(
     for parent in ("Plans/ (new", "Plans/2026/ (new", "Ideas/ (new", "Ideas/Soon/ (new"):
         assert parent not in out
     assert "Changed 2 note(s):" in out
+
+
+def test_a_journal_that_cannot_be_read_is_not_called_already_undone(
+    example_vault: Path, tmp_path: Path
+) -> None:
+    create = {"operation": "create_note", "target": "Made.md", "content": "made\n"}
+    turns = [
+        ScriptedTurn(tool_calls=[ScriptedCall(name="obsidian_vault_manager", arguments=create)]),
+        ScriptedTurn(text="Made."),
+        ScriptedTurn(text="Nothing to change.", delay=1.0),  # a second run, changing nothing
+    ]
+
+    def break_journal(server: ScriptedModelServer) -> None:
+        """While the second run waits for the model, make the journal's file changes
+        unreadable (the first run's change is recorded by then)."""
+        deadline = time.monotonic() + 15
+        while len(server.requests) < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        conn = sqlite3.connect(memory_db_path(tmp_path / "data"))
+        conn.execute("DROP TABLE file_changes")
+        conn.commit()
+        conn.close()
+
+    with ScriptedModelServer(turns) as server:
+        breaker = threading.Thread(target=break_journal, args=(server,))
+        breaker.start()
+        done = runner.invoke(
+            app,
+            ["chat", "--vault", str(example_vault), "--yes"],
+            env=_env(tmp_path, server),
+            input="make a note\nanything else?\n/undo\n/exit\n",
+        )
+        breaker.join()
+    out = done.output
+    assert (example_vault / "Inbox" / "Made.md").is_file(), out  # made by the run, not undone
+    assert "Could not undo: Could not read the change journal" in out, out
+    assert "no such table: file_changes" in out
+    assert "already undone" not in out and "Nothing to undo" not in out
