@@ -1,16 +1,16 @@
-"""The change journal and undo, against a real vault, a real index and a real memory.db."""
+"""The change journal and undo, against a real vault, a real index and a real memory.db (the
+``ctx`` fixture of conftest.py)."""
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.memory.helpers import NOTES, manage, snapshot
 from vaultpilot.errors import (
     InvalidArgumentError,
     NotFoundError,
@@ -18,54 +18,9 @@ from vaultpilot.errors import (
     StaleVersionError,
     StorageError,
 )
-from vaultpilot.locations import memory_db_path, vault_data_dir
-from vaultpilot.tools import call_tool, open_context
+from vaultpilot.tools import open_context
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.manage import undo_change_set
-
-NOTES = {
-    "Projects/Plan.md": "---\ntags: [project]\n---\n# Plan\nSee [[Ideas]] and [[Old/Notes]].\n",
-    "Ideas.md": "# Ideas\r\n- one\r\n- two\r\n",  # CRLF: undo must give back the same bytes
-    "Old/Notes.md": "# Notes\nLinks to [[Plan]].\n",
-    "Old/Deep/Leaf.md": "leaf, see [[Old/Notes|the notes]]\n",
-    "Daily.md": "\ufeffday one\n",
-}
-
-
-def snapshot(root: Path) -> dict[str, str]:
-    """Every file and folder outside .trash/, files by the hash of their bytes."""
-    out: dict[str, str] = {}
-    for p in sorted(root.rglob("*")):
-        rel = p.relative_to(root).as_posix()
-        if rel.split("/", 1)[0] in {".trash", ".obsidian"}:
-            continue
-        out[rel] = hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
-    return out
-
-
-@pytest.fixture
-def ctx(tmp_path: Path) -> Iterator[ToolContext]:
-    root = tmp_path / "vault"
-    for rel, text in NOTES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_bytes(text.encode("utf-8"))
-    (root / "Archive").mkdir()
-    db = vault_data_dir(root, tmp_path / "data") / "index.db"
-    db.parent.mkdir(parents=True)
-    c = open_context(root, db)
-    assert c.journal is not None and c.journal.path == memory_db_path(tmp_path / "data")
-    try:
-        yield c
-    finally:
-        c.conn.close()
-        c.journal.close()
-
-
-def manage(ctx: ToolContext, **args: Any) -> dict[str, Any]:
-    result = call_tool(ctx, "obsidian_vault_manager", args)
-    assert result["success"], result
-    return result
-
 
 OPERATIONS: dict[str, dict[str, Any]] = {
     "create": {"operation": "create_note", "target": "Projects/New.md", "content": "new\n"},
