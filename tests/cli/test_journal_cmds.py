@@ -224,3 +224,42 @@ def test_a_folder_without_obsidian_is_named_once_when_first_indexed(tmp_path: Pa
     (vault / "a.md").write_text("# A\n", encoding="utf-8")
     code, _, err = vp(vault, "search", "A")
     assert code == 0 and "no .obsidian/" not in err
+
+
+def test_a_run_undone_from_a_shell_while_still_writing_is_undone_again_later(vault: Path) -> None:
+    """``vaultpilot undo run-…`` while an agent run (here its tools, on the same data folder)
+    keeps writing: the later changes are marked as standing and a second undo takes them."""
+    from dataclasses import replace
+
+    from vaultpilot.locations import vault_data_dir
+    from vaultpilot.tools import api, open_context
+
+    run_id = "run-0000000000b2"
+    db = vault_data_dir(vault, vault.parent / "data") / "index.db"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    ctx = open_context(vault, db)
+    try:
+        run = replace(ctx, change_set=run_id)
+        api.create_note(run, "First.md", "first step")
+        code, out, err = vp(vault, "undo", run_id)
+        assert code == 0 and "restored 1 file(s)" in out, (out, err)
+        api.create_note(run, "Second.md", "after the undo")
+    finally:
+        ctx.conn.close()
+        if ctx.journal is not None:
+            ctx.journal.close()
+    first_undo = next(s for s in json.loads(vp(vault, "history", "--json")[1]) if s["undoOf"])
+    code, text, _ = vp(vault, "history")
+    line = next(x for x in text.splitlines() if x.startswith(run_id))
+    assert line.endswith(f"[partly undone by {first_undo['id']}: 1 later change(s) stand]")
+    listed = {s["id"]: s for s in json.loads(vp(vault, "history", "--json")[1])}
+    assert listed[run_id]["undoneBy"] is None
+    code, out, err = vp(vault, "undo", run_id)
+    assert code == 0 and "restored 1 file(s)" in out, (out, err)
+    assert not (vault / "First.md").exists() and not (vault / "Second.md").exists()
+    listed = {s["id"]: s for s in json.loads(vp(vault, "history", "--json")[1])}
+    second = next(s for s in listed.values() if s["undoOf"] == run_id and s != first_undo)
+    assert listed[run_id]["undoneBy"] == second["id"]
+    code, text, _ = vp(vault, "history")
+    line = next(x for x in text.splitlines() if x.startswith(run_id))
+    assert line.endswith(f"[undone by {second['id']}]")
