@@ -26,7 +26,7 @@ from vaultpilot.agent.steps import (
     outcome,
 )
 from vaultpilot.agent.testing import ScriptedCall, ScriptedTurn
-from vaultpilot.memory.journal import StoredChange
+from vaultpilot.memory.journal import ChangeKind, StoredChange
 from vaultpilot.tools import TOOLS, open_context
 from vaultpilot.tools.rules import VaultRules
 
@@ -119,7 +119,9 @@ def test_an_outcome_is_a_few_words_and_leaves_line_counts_to_the_files() -> None
     moved: list[FileCount] = [{"path": "B/A.md", "added": 0, "removed": 0, "from": "A.md"}]
     assert outcome({"success": True}, moved) == ""
     assert outcome({"success": True}, [*moved, *two]) == "links updated in 2 notes"
-    both = [*moved, {"path": "B/C.md", "added": 0, "removed": 0, "from": "C.md"}, *one]
+    both: list[FileCount] = [
+        *moved, {"path": "B/C.md", "added": 0, "removed": 0, "from": "C.md"}, *one,
+    ]  # fmt: skip
     skipped = {"success": True, "warnings": ["'D.md' was not moved"]}
     assert outcome(skipped, both) == "2 notes moved; links updated in 1 note; 'D.md' was not moved"
     # A write that changed nothing says what the tool said.
@@ -131,8 +133,10 @@ def test_an_outcome_is_a_few_words_and_leaves_line_counts_to_the_files() -> None
 def test_one_calls_changes_are_merged_per_file_under_its_last_path() -> None:
     texts = {"h1": "a\nb\n", "h2": "a\nB\nc\n", "h3": "x\n"}
 
-    def change(seq: int, kind: str, before: str | None, after: str | None, hb: Any, ha: Any):
-        return StoredChange(seq, kind, "op", before, after, hb, ha, 0.0)  # type: ignore[arg-type]
+    def change(
+        seq: int, kind: ChangeKind, before: str | None, after: str | None, hb: Any, ha: Any
+    ) -> StoredChange:
+        return StoredChange(seq, kind, "op", before, after, hb, ha, 0.0)
 
     changes = [
         change(1, "update", "A.md", "A.md", "h1", "h2"),

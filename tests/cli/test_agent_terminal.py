@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from vaultpilot.agent.events import FileCount, StepLabel
 from vaultpilot.agent.testing import ScriptedCall, ScriptedModelServer, ScriptedTurn
 from vaultpilot.cli.main import app
-from vaultpilot.cli.steps import label, line_counts, outcome
+from vaultpilot.cli.steps import counts, label, line_counts, outcome, render
 from vaultpilot.cli.stream import WordWrapper
 from vaultpilot.memory.db import connect
 
@@ -170,6 +171,18 @@ def test_step_labels_and_outcomes() -> None:
     assert outcome({"results": [{}, {}], "totalFound": 7}) == "7 found"
     assert outcome({"error": "No note 'X'."}) == "No note 'X'."
     assert line_counts("a\nb\nc\n", "a\nB\nc\nd\n") == (2, 1)
+
+
+def test_the_terminal_renders_what_the_events_say_of_a_step() -> None:
+    step: StepLabel = {"kind": "edit", "verb": "Edit", "object": "Inbox.md", "object_is_path": True}
+    assert render(step) == "Edit(Inbox.md)"
+    files: list[FileCount] = [
+        {"path": "A.md", "added": 3, "removed": 1},
+        {"path": "B.md", "added": 1, "removed": 0},
+    ]
+    assert counts(files) == "+4 −1"
+    assert counts([]) == counts(None) == ""
+    assert outcome({"success": True}, files) == "2 notes"
 
 
 def _wrap(pieces: list[str], width: int) -> tuple[str, list[tuple[str, str]]]:
