@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from tests.index.helpers import assert_equals_rebuild, write
 from tests.index.test_sync_property import body, path
+from tests.index.vault_changes import apply_change
 from vaultpilot.index.db import connect
 from vaultpilot.index.sync import sync_paths, sync_vault
 
@@ -24,27 +25,6 @@ op = st.one_of(
     st.tuples(st.just("hide_folder"), FOLDER, st.just("")),
     st.tuples(st.just("sync"), st.just(""), st.just("")),
 )
-
-
-def _apply(root: Path, kind: str, a: str, b: str) -> list[str]:
-    """Make one change and return the paths a watcher would report for it."""
-    src, dst = root / a, root / b
-    if kind == "write":
-        write(root, a, b)
-        return [a]
-    if kind in ("rename", "move_folder") and src.exists() and not dst.exists():
-        if kind == "move_folder" and (b + "/").startswith(a + "/"):
-            return []  # a folder cannot move into itself
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        src.rename(dst)
-        return [a, b]
-    if kind == "delete" and src.is_file():
-        src.unlink()
-        return [a]
-    if kind == "hide_folder" and src.is_dir() and not (root / f".{a.replace('/', '_')}").exists():
-        src.rename(root / f".{a.replace('/', '_')}")  # moved out of the indexed vault
-        return [a]
-    return []
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -96,7 +76,7 @@ def _replay(root: Path, tmp: Path, ops: list[tuple[str, str, str]]) -> None:
             sync_paths(conn, root, touched, workers=1)
             touched = []
         else:
-            touched += _apply(root, kind, a, b)
+            touched += apply_change(root, kind, a, b)
     sync_paths(conn, root, touched, workers=1)
     assert_equals_rebuild(conn, root, tmp)
 

@@ -10,7 +10,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.index.helpers import assert_equals_rebuild, write
+from tests.index.helpers import assert_equals_rebuild
+from tests.index.vault_changes import apply_change
 from vaultpilot.index.db import connect
 from vaultpilot.index.sync import sync_vault
 
@@ -50,17 +51,6 @@ op = st.one_of(
 )
 
 
-def _apply(root: Path, kind: str, a: str, b: str) -> None:
-    src = root / a
-    if kind == "write":
-        write(root, a, b)
-    elif kind == "rename" and src.exists() and not (root / b).exists():
-        (root / b).parent.mkdir(parents=True, exist_ok=True)
-        src.rename(root / b)
-    elif kind == "delete" and src.exists():
-        src.unlink()
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(op, min_size=1, max_size=14))
 def test_incremental_sync_equals_rebuild(ops: list[tuple[str, str, str]]) -> None:
@@ -74,7 +64,7 @@ def test_incremental_sync_equals_rebuild(ops: list[tuple[str, str, str]]) -> Non
             if kind == "sync":
                 sync_vault(conn, root, workers=1)
             else:
-                _apply(root, kind, a, b)
+                apply_change(root, kind, a, b)
         sync_vault(conn, root, workers=1)
         assert_equals_rebuild(conn, root, tmp)
     finally:

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from tests.index.helpers import assert_equals_rebuild, dump, write
 from tests.index.test_sync_property import body, path
+from tests.index.vault_changes import apply_change
 from vaultpilot.index.db import connect
 from vaultpilot.index.scan import scan_folders, scan_vault
 from vaultpilot.index.stamps import StampUpdate, read_stamps, store_stamps
@@ -339,30 +340,6 @@ def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
     }
 
 
-def _change(root: Path, kept: dict[str, tuple[bytes, int]], kind: str, a: str, b: str) -> list[str]:
-    """Make one change; returns the paths it touched."""
-    src, dst = root / a, root / b
-    if kind == "write":
-        write(root, a, b)
-        return [a]
-    if kind in ("rename", "move_folder") and src.exists() and not dst.exists():
-        if (b + "/").startswith(a + "/"):
-            return []
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        src.rename(dst)
-        return [a, b]
-    if kind == "delete" and src.is_file():
-        src.unlink()
-        return [a]
-    if kind == "put_back":
-        for rel, (data, mtime_ns) in kept.items():
-            (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            (root / rel).write_bytes(data)
-            set_mtime(root / rel, mtime_ns)
-        return list(kept)
-    return []
-
-
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(op, min_size=1, max_size=16))
 @example(
@@ -391,7 +368,7 @@ def test_any_mix_of_syncs_equals_rebuild(ops: list[tuple[str, str, str]]) -> Non
                 sync_paths(conn, root, touched, workers=1)
                 touched = []
             else:
-                touched += _change(root, kept, kind, a, b)
+                touched += apply_change(root, kind, a, b, kept=kept)
         sync_vault(conn, root, workers=1)
         assert scan_folders(root, read_stamps(conn)).views == {}
         assert_equals_rebuild(conn, root, tmp)
