@@ -121,7 +121,14 @@ def build_db(notes: int, seed: int, model: ModelInfo) -> Path:
     folder = ROOT / "bench" / "out" / f"vectors-{notes}-{seed}"
     db = folder / "index.db"
     if db.exists():
-        return db
+        conn = connect(db)
+        sync_vault(conn, vault_for(notes, seed))  # an index of other parse rules is rebuilt here
+        kept = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        conn.close()
+        if kept:
+            return db
+        for leftover in folder.glob("index.db*"):  # rebuilt without its vectors: make it again
+            leftover.unlink()
     vault = vault_for(notes, seed)
     conn = connect(db)
     sync_vault(conn, vault)
