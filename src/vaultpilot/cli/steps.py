@@ -20,8 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vaultpilot.agent.events import FileCount, StepLabel
-from vaultpilot.agent.steps import describe, diff_counts, line_counts, plural
-from vaultpilot.agent.steps import outcome as _outcome
+from vaultpilot.agent.steps import describe, diff_counts, line_counts, outcome, plural
 
 __all__ = ["counts", "diff_counts", "label", "line_counts", "outcome", "plural", "render"]
 
@@ -34,11 +33,6 @@ def render(step: StepLabel) -> str:
 def label(name: str, arguments: Mapping[str, Any] | None) -> str:
     """``Verb(object)`` for a vault tool's operation; ``name(args)`` for anything else."""
     return render(describe(name, arguments))
-
-
-def outcome(result: Mapping[str, Any], files: Sequence[FileCount] | None = None) -> str:
-    """A few words on what a tool returned."""
-    return _outcome(result, files)
 
 
 def counts(files: Sequence[FileCount] | None) -> str:
