@@ -3,8 +3,7 @@ index as a full rebuild, for creates, edits, renames, deletes and whole folders 
 
 from __future__ import annotations
 
-import shutil
-import tempfile
+import sqlite3
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -12,7 +11,7 @@ from hypothesis import strategies as st
 
 from tests.index.helpers import assert_equals_rebuild, write
 from tests.index.test_sync_property import body, path
-from tests.index.vault_changes import apply_change
+from tests.index.vault_changes import apply_change, scratch_vault
 from vaultpilot.index.db import connect
 from vaultpilot.index.sync import sync_paths, sync_vault
 
@@ -30,13 +29,8 @@ op = st.one_of(
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(op, min_size=1, max_size=14))
 def test_sync_paths_equals_rebuild(ops: list[tuple[str, str, str]]) -> None:
-    tmp = Path(tempfile.mkdtemp())
-    try:
-        root = tmp / "vault"
-        root.mkdir()
-        _replay(root, tmp, ops)
-    finally:
-        shutil.rmtree(tmp)
+    with scratch_vault() as (tmp, root, conn):
+        _replay(conn, root, tmp, ops)
 
 
 def test_sync_paths_ignores_dot_folders_and_temp_files(tmp_path: Path) -> None:
@@ -65,11 +59,11 @@ odd_path = st.builds(
 )
 
 
-def _replay(root: Path, tmp: Path, ops: list[tuple[str, str, str]]) -> None:
-    """Index ``root``, make the changes (syncing only the reported paths at each "sync" and at
-    the end) and compare with a rebuild."""
-    conn = connect(tmp / "inc" / "index.db")
-    sync_vault(conn, root, workers=1)
+def _replay(
+    conn: sqlite3.Connection, root: Path, tmp: Path, ops: list[tuple[str, str, str]]
+) -> None:
+    """Make the changes to the indexed ``root`` (syncing only the reported paths at each "sync"
+    and at the end) and compare with a rebuild."""
     touched: list[str] = []
     for kind, a, b in ops:
         if kind == "sync":
@@ -99,11 +93,6 @@ odd_op = st.one_of(
 def test_sync_paths_of_odd_names_and_attachments_equals_rebuild(
     ops: list[tuple[str, str, str]],
 ) -> None:
-    tmp = Path(tempfile.mkdtemp())
-    try:
-        root = tmp / "vault"
-        root.mkdir()
-        write(root, "Hub.md", " ".join(f"[[{n}]]" for n in ODD_NAMES) + " ![[img.png]]\n")
-        _replay(root, tmp, ops)
-    finally:
-        shutil.rmtree(tmp)
+    hub = " ".join(f"[[{n}]]" for n in ODD_NAMES) + " ![[img.png]]\n"
+    with scratch_vault(lambda root: write(root, "Hub.md", hub)) as (tmp, root, conn):
+        _replay(conn, root, tmp, ops)

@@ -3,16 +3,11 @@ at random moments, the index equals a fresh rebuild of the same vault."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from pathlib import Path
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.index.helpers import assert_equals_rebuild
-from tests.index.vault_changes import apply_change
-from vaultpilot.index.db import connect
+from tests.index.vault_changes import apply_change, scratch_vault
 from vaultpilot.index.sync import sync_vault
 
 NAMES = ["Alpha", "beta", "Gamma", "alpha", "Delta 2"]
@@ -54,12 +49,7 @@ op = st.one_of(
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(op, min_size=1, max_size=14))
 def test_incremental_sync_equals_rebuild(ops: list[tuple[str, str, str]]) -> None:
-    tmp = Path(tempfile.mkdtemp())
-    try:
-        root = tmp / "vault"
-        root.mkdir()
-        conn = connect(tmp / "inc" / "index.db")
-        sync_vault(conn, root, workers=1)
+    with scratch_vault() as (tmp, root, conn):
         for kind, a, b in ops:
             if kind == "sync":
                 sync_vault(conn, root, workers=1)
@@ -67,5 +57,3 @@ def test_incremental_sync_equals_rebuild(ops: list[tuple[str, str, str]]) -> Non
                 apply_change(root, kind, a, b)
         sync_vault(conn, root, workers=1)
         assert_equals_rebuild(conn, root, tmp)
-    finally:
-        shutil.rmtree(tmp)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-import tempfile
 import time
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from hypothesis import strategies as st
 
 from tests.index.helpers import assert_equals_rebuild, dump, write
 from tests.index.test_sync_property import body, path
-from tests.index.vault_changes import apply_change
+from tests.index.vault_changes import apply_change, scratch_vault
 from vaultpilot.index.db import connect
 from vaultpilot.index.scan import scan_folders, scan_vault
 from vaultpilot.index.stamps import StampUpdate, read_stamps, store_stamps
@@ -352,12 +351,7 @@ def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
     ]
 )
 def test_any_mix_of_syncs_equals_rebuild(ops: list[tuple[str, str, str]]) -> None:
-    tmp = Path(tempfile.mkdtemp())
-    try:
-        root = tmp / "vault"
-        root.mkdir()
-        conn = connect(tmp / "inc" / "index.db")
-        sync_vault(conn, root, workers=1)
+    with scratch_vault() as (tmp, root, conn):
         kept: dict[str, tuple[bytes, int]] = {}
         touched: list[str] = []
         for kind, a, b in ops:
@@ -372,8 +366,6 @@ def test_any_mix_of_syncs_equals_rebuild(ops: list[tuple[str, str, str]]) -> Non
         sync_vault(conn, root, workers=1)
         assert scan_folders(root, read_stamps(conn)).views == {}
         assert_equals_rebuild(conn, root, tmp)
-    finally:
-        shutil.rmtree(tmp)
 
 
 def test_large_and_small_changes_across_many_files(tmp_path: Path) -> None:

@@ -1,5 +1,12 @@
-"""The file changes the index property tests make to a vault, in one place: each takes a
-``kind`` and two strings drawn by hypothesis and returns the paths a file watcher would report.
+"""What the index property tests share: a scratch vault with its index, and the file changes
+they make to it.
+
+``scratch_vault(setup)`` makes a temporary folder (hypothesis runs many examples per test, so
+not pytest's ``tmp_path``) holding an empty vault (``setup`` may write into it first) and an
+index of it synced once; it yields (folder, vault, connection) and removes it all after.
+
+``apply_change`` takes a ``kind`` and two strings drawn by hypothesis, and returns the paths a
+file watcher would report:
 
 * ``write a body``: write note ``a`` (a fresh, later mtime);
 * ``rename a b`` and ``move_folder a b``: move ``a`` to ``b`` when ``a`` exists and ``b`` does
@@ -15,12 +22,39 @@ Any other kind, or a change that does not apply, changes nothing and reports not
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from tests.index.helpers import write
+from vaultpilot.index.db import connect
+from vaultpilot.index.sync import sync_vault
 
-__all__ = ["apply_change"]
+__all__ = ["apply_change", "scratch_vault"]
+
+
+@contextmanager
+def scratch_vault(
+    setup: Callable[[Path], object] | None = None,
+) -> Iterator[tuple[Path, Path, sqlite3.Connection]]:
+    """(a temporary folder, the vault in it, its index synced once); all removed after."""
+    tmp = Path(tempfile.mkdtemp())
+    try:
+        root = tmp / "vault"
+        root.mkdir()
+        if setup is not None:
+            setup(root)
+        conn = connect(tmp / "inc" / "index.db")
+        try:
+            sync_vault(conn, root, workers=1)
+            yield tmp, root, conn
+        finally:
+            conn.close()
+    finally:
+        shutil.rmtree(tmp)
 
 
 def apply_change(
