@@ -46,6 +46,7 @@ from vaultpilot.index.scan import (
     load_note,
     scan_folders,
     scan_paths,
+    scan_vault,
 )
 from vaultpilot.index.stamps import (
     StampUpdate,
@@ -295,10 +296,9 @@ def _vault_paths(conn: sqlite3.Connection, plan: SyncPlan) -> PathsFn:
 def plan_sync(
     conn: sqlite3.Connection, root: Path, *, temp_files: list[str] | None = None
 ) -> SyncPlan:
-    """What a full sync would do now (a scan of the vault against the index, nothing written;
-    as cheap as a sync that finds nothing: only folders whose stamp changed are compared)."""
-    plan = _diff_folders(scan_folders(root, read_stamps(conn), temp_files=temp_files), conn)
-    return replace(plan, stamps=None)
+    """What a full sync would do now: every file on disk compared with the index, nothing
+    written (``on_disk`` lists the whole vault, which ``vaultpilot status`` counts)."""
+    return _diff_vault(scan_vault(root, temp_files=temp_files), _indexed(conn))
 
 
 def plan_paths(conn: sqlite3.Connection, root: Path, paths: Iterable[str]) -> SyncPlan:
