@@ -36,6 +36,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal, NotRequired, TypedDict
 
+from vaultpilot.tools.operations import Kind
+
 __all__ = [
     "AgentEvent",
     "ApprovalMode",
@@ -63,7 +65,7 @@ __all__ = [
 
 FinishReason = Literal["done", "interrupted", "max_steps", "budget", "error"]
 ToolResultSource = Literal["tool", "override", "denied", "invalid", "interrupted"]
-StepKind = Literal["read", "search", "edit", "create", "move", "delete", "other"]
+StepKind = Kind | Literal["other"]  # an operation's kind (tools.operations), or another tool
 # read-only: the vault's rules allow no change; ask: every change asks; auto: the approval rules
 # decide (destructive steps ask); auto-approve: every step the rules would ask about runs.
 ApprovalMode = Literal["read-only", "ask", "auto", "auto-approve"]

@@ -8,10 +8,7 @@ word it differently:
   delete, other), the ``verb`` and its ``object`` (``Read`` ``Inbox.md``, ``Search``
   ``"weekly review"``, ``Move`` ``A.md → Archive``) and whether the object names notes or
   folders. An unknown tool reads as its name and its first arguments.
-* ``kind_of(tool, operation)``: the kind, from the operation's facts (``tools.operations``), not
-  from a list: an operation that does not write reads notes when its effect says so (``reads
-  …``), else it searches; a write naming a ``destination`` moves; one whose effect creates or
-  deletes does that; any other write edits.
+* ``kind_of(operation)``: the kind, the operation's own ``kind`` fact (``tools.operations``).
 * ``outcome(result, files)``: a few words on what came back (``7 found``, ``312 words``, the
   message of a failure). A write's line counts are not words: they travel beside them in
   ``files`` and each view shows them its own way.
@@ -92,17 +89,8 @@ def _cut(text: str, limit: int = _CUT) -> str:
 
 
 def kind_of(op: Operation | None) -> StepKind:
-    """The kind of a vault-tool operation, from its facts (see the module); None: other."""
-    if op is None:
-        return "other"
-    verb = op.effect.split(" ", 1)[0]
-    if not op.writes:
-        return "read" if verb == "reads" else "search"
-    if "destination" in op.files:
-        return "move"
-    if verb == "creates":
-        return "create"
-    return "delete" if verb == "deletes" else "edit"
+    """The kind of a vault-tool operation (its ``kind`` fact); another tool's is ``other``."""
+    return "other" if op is None else op.kind
 
 
 def _targets(arguments: Mapping[str, Any]) -> str:

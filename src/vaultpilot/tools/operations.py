@@ -17,6 +17,8 @@ An ``Operation`` is one value of a tool's selector argument (``queryType``, ``co
   notes of a bulk operation, the notes whose links a move rewrites. Other writes are approved
   whole.
 * ``effect``: a short phrase for a person deciding whether to approve it.
+* ``kind``: what a person sees it as (``read``, ``search``, ``edit``, ``create``, ``move``,
+  ``delete``): the icon and verb of its step line in the terminal and the agent view.
 
 Approvals (``agent.approvals``), version tracking (``agent.versions``), run records and RPC
 handlers (``server``), MCP annotations (``mcp.tools``) and the schema derive from these facts;
@@ -29,19 +31,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Literal
 
 __all__ = [
     "CONTEXT_OPERATIONS",
     "MANAGER_OPERATIONS",
     "QUERY_OPERATIONS",
+    "Kind",
     "Operation",
 ]
+
+
+Kind = Literal["read", "search", "edit", "create", "move", "delete"]
 
 
 @dataclass(frozen=True, slots=True)
 class Operation:
     name: str
     effect: str
+    kind: Kind
     writes: bool = False
     destructive: bool = False
     idempotent: bool = True
@@ -56,16 +64,20 @@ def _table(*ops: Operation) -> Mapping[str, Operation]:
     return MappingProxyType({op.name: op for op in ops})
 
 
+def _search(name: str, effect: str, *files: str) -> Operation:
+    return Operation(name, effect, "search", files=files)
+
+
 def _read(name: str, effect: str, *files: str) -> Operation:
-    return Operation(name, effect, files=files)
+    return Operation(name, effect, "read", files=files)
 
 
 QUERY_OPERATIONS = _table(
-    _read("semantic_search", "searches the vault"),
-    _read("list_structure", "lists folders and notes", "path"),
-    _read("find_related", "finds notes related to a note", "referenceNote"),
-    _read("search_by_metadata", "filters notes by their properties"),
-    _read("recent_changes", "lists recently changed notes"),
+    _search("semantic_search", "searches the vault"),
+    _search("list_structure", "lists folders and notes", "path"),
+    _search("find_related", "finds notes related to a note", "referenceNote"),
+    _search("search_by_metadata", "filters notes by their properties"),
+    _search("recent_changes", "lists recently changed notes"),
 )
 
 CONTEXT_OPERATIONS = _table(
@@ -79,29 +91,32 @@ CONTEXT_OPERATIONS = _table(
 _ONE = ("target",)
 _TWO = ("target", "destination")
 MANAGER_OPERATIONS = _table(
-    Operation("create_note", "creates a note", writes=True, idempotent=False, files=_ONE,
-              dry_run=True),
-    Operation("update_note", "replaces a note's text", writes=True, guarded=True, files=_ONE,
-              dry_run=True),
-    Operation("edit_note", "changes part of a note", writes=True, idempotent=False, files=_ONE,
-              dry_run=True),
-    Operation("append_note", "adds text to a note", writes=True, idempotent=False,
-              guarded=True, files=_ONE, dry_run=True),
-    Operation("delete_note", "deletes a note (to the trash)", writes=True, destructive=True,
-              idempotent=False, guarded=True, forgets=True, files=_ONE, dry_run=True),
-    Operation("move_note", "moves or renames a note and updates the links to it", writes=True,
-              destructive=True, idempotent=False, guarded=True, forgets=True, files=_TWO,
+    Operation("create_note", "creates a note", "create",
+              writes=True, idempotent=False, files=_ONE, dry_run=True),
+    Operation("update_note", "replaces a note's text", "edit",
+              writes=True, guarded=True, files=_ONE, dry_run=True),
+    Operation("edit_note", "changes part of a note", "edit",
+              writes=True, idempotent=False, files=_ONE, dry_run=True),
+    Operation("append_note", "adds text to a note", "edit",
+              writes=True, idempotent=False, guarded=True, files=_ONE, dry_run=True),
+    Operation("delete_note", "deletes a note (to the trash)", "delete",
+              writes=True, destructive=True, idempotent=False, guarded=True, forgets=True,
+              files=_ONE, dry_run=True),
+    Operation("move_note", "moves or renames a note and updates the links to it", "move",
+              writes=True, destructive=True, idempotent=False, guarded=True, forgets=True,
+              files=_TWO, dry_run=True, per_file=True),
+    Operation("create_folder", "creates a folder", "create",
+              writes=True, files=_ONE, dry_run=True),
+    Operation("delete_folder", "deletes a folder (to the trash)", "delete",
+              writes=True, destructive=True, idempotent=False, files=_ONE, dry_run=True),
+    Operation("move_folder", "moves a folder and updates the links into it", "move",
+              writes=True, destructive=True, idempotent=False, files=_TWO, dry_run=True,
+              per_file=True),
+    Operation("bulk_tag", "changes the tags of several notes", "edit",
+              writes=True, destructive=True, files=("targets",), dry_run=True, per_file=True),
+    Operation("bulk_move", "moves several notes and updates the links to them", "move",
+              writes=True, destructive=True, idempotent=False, files=("targets", "destination"),
               dry_run=True, per_file=True),
-    Operation("create_folder", "creates a folder", writes=True, files=_ONE, dry_run=True),
-    Operation("delete_folder", "deletes a folder (to the trash)", writes=True,
-              destructive=True, idempotent=False, files=_ONE, dry_run=True),
-    Operation("move_folder", "moves a folder and updates the links into it", writes=True,
-              destructive=True, idempotent=False, files=_TWO, dry_run=True, per_file=True),
-    Operation("bulk_tag", "changes the tags of several notes", writes=True, destructive=True,
-              files=("targets",), dry_run=True, per_file=True),
-    Operation("bulk_move", "moves several notes and updates the links to them", writes=True,
-              destructive=True, idempotent=False, files=("targets", "destination"),
-              dry_run=True, per_file=True),
-    Operation("bulk_update_metadata", "changes the properties of several notes", writes=True,
-              destructive=True, files=("targets",), dry_run=True, per_file=True),
+    Operation("bulk_update_metadata", "changes the properties of several notes", "edit",
+              writes=True, destructive=True, files=("targets",), dry_run=True, per_file=True),
 )  # fmt: skip
