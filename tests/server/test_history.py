@@ -95,6 +95,12 @@ def test_rest_routes(server: Live, vault: Path) -> None:
         assert [d["path"] for d in shown["result"]["diffs"]] == [NOTE, "Home.md"]
         undone = c.post(f"/history/{only['id']}/undo", json={"vaultId": "vault"})
         assert undone.status_code == 200 and undone.json()["result"]["restored"], undone.text
+        assert only["undoneBy"] is None
+        (again,) = c.get("/history", params={"limit": 2}).json()["result"]["changeSets"][1:]
+        assert (
+            again["id"] == only["id"]
+            and again["undoneBy"] == undone.json()["result"]["changeSetId"]
+        )  # the REST routes carry what the journal knows, as /rpc does
         missing = c.get("/history/ffffffffffff")
         assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
     with server.http() as c:

@@ -513,6 +513,12 @@ class ChangeSetInfo(BaseModel):
     summary: str
     undoOf: str | None
     files: list[ChangeFile]
+    undoneBy: str | None = Field(
+        default=None,
+        description="The undo that undid every change of this set and still stands; null: not "
+        "undone, or only partly (a run that went on writing after its undo: undoing it again "
+        "undoes the later changes).",
+    )
 
 
 class ChangeHistoryResult(BaseModel):
