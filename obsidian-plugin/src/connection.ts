@@ -261,6 +261,7 @@ export function connectServer(options: ConnectOptions): ServerConnection {
         return null;
       }
     },
+    keyKept: "The key is saved in this plugin's settings (shown masked there).",
     signIn(newKey: string) {
       key = newKey.trim();
       options.onKey?.(key);

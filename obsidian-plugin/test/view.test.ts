@@ -100,6 +100,7 @@ describe("without a server", () => {
     const el = pane(app);
     await until("the sign-in panel", () => el.querySelector(".signin") !== null);
     expect(el.querySelector(".signin")?.textContent).toContain("The server refused this API key");
+    expect(el.querySelector(".signin")?.textContent).toContain("saved in this plugin's settings");
     const field = el.querySelector<HTMLInputElement>('input[aria-label="API key"]');
     if (!field) throw new Error("no key field");
     field.value = server.key;

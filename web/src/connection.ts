@@ -40,6 +40,8 @@ export interface Connection {
   modelSetup(): Promise<ModelSetup | null>;
   /** Trade an API key for a session (used by the sign-in panel). */
   signIn(key: string): void;
+  /** Where a key typed into the sign-in panel is kept, said under it (default: this page only). */
+  readonly keyKept?: string;
   /**
    * End this page's session and forget its key; on success the state becomes "signin" and
    * this resolves with null, otherwise with why not (the page stays signed in). Absent when the

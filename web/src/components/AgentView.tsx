@@ -256,7 +256,7 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
   if (conn.state === "signin") {
     return (
       <main class="shell single">
-        <SignInPanel detail={conn.detail} onSignIn={(key) => connection.signIn(key)} />
+        <SignInPanel detail={conn.detail} keyKept={connection.keyKept} onSignIn={(key) => connection.signIn(key)} />
       </main>
     );
   }

@@ -75,14 +75,14 @@ export function NoModelPanel(props: { detail: string; configPath: string | null;
   );
 }
 
-export function SignInPanel(props: { detail: string; onSignIn(key: string): void }) {
+export function SignInPanel(props: { detail: string; keyKept?: string; onSignIn(key: string): void }) {
   const [key, setKey] = useState("");
   return (
     <section class="panel signin" aria-labelledby="signin-title">
       <h2 id="signin-title">Sign in to this vaultpilot server</h2>
       <p>
         Open the login link that <code>vaultpilot open</code> prints, or paste the server's API key
-        (<code>vaultpilot key show</code> prints it). The key is kept in this page only.
+        (<code>vaultpilot key show</code> prints it). {props.keyKept ?? "The key is kept in this page only."}
       </p>
       {props.detail && <p class="warn">{props.detail}</p>}
       <form onSubmit={(e) => { e.preventDefault(); if (key.trim()) props.onSignIn(key.trim()); }}>
