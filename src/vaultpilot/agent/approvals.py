@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal
 
+from vaultpilot.agent.steps import describe
 from vaultpilot.tools import TOOLS, get_tool
 from vaultpilot.tools.operations import Operation
 
@@ -99,12 +100,18 @@ class ApprovalPolicy:
                 return found
         return self.default
 
-    def reason(self, tool: str, operation: str | None) -> str:
-        what = f"{tool} {operation}" if operation else tool
+    def reason(
+        self, tool: str, operation: str | None, arguments: Mapping[str, Any] | None = None
+    ) -> str:
+        """Why a call waits for approval, in one sentence a person reads: what it acts on (its
+        step label: ``Delete Inbox.md``) and what the operation does."""
         facts = _facts(tool, operation)
         if facts is not None:
-            return f"{what} {facts.effect}; the approval policy asks before it runs."
-        return f"{what} changes things outside the vault tools; the policy asks before it runs."
+            label = describe(tool, arguments or {"operation": operation})
+            acts_on = f" {label['object']}" if label["object"] else ""
+            return f"{label['verb']}{acts_on}: {facts.effect}."
+        what = f"{tool} {operation}" if operation else tool
+        return f"{what} changes things outside the vault tools, so it asks first."
 
 
 def _facts(tool: str, operation: str | None) -> Operation | None:

@@ -435,7 +435,9 @@ class _Run:
             ), "denied"
         if decision == "ask":
             reason = (
-                f"{what}: {ruled}." if ruled else self.agent.policy.reason(call.name, operation)
+                f"{what}: {ruled}."
+                if ruled
+                else self.agent.policy.reason(call.name, operation, arguments)
             )
             diffs = await self._preview(call.name, arguments)
             self.emit(ApprovalRequired(call.id, call.name, operation, arguments, reason, diffs))
