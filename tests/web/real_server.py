@@ -42,16 +42,22 @@ class RealServer:
 
 @contextmanager
 def real_server(
-    vault: Path, data: Path, turns: list[ScriptedTurn] | None, *, ask: tuple[str, ...] = ()
+    vault: Path,
+    data: Path,
+    turns: list[ScriptedTurn] | None,
+    *,
+    ask: tuple[str, ...] = (),
+    deny: tuple[str, ...] = (),
 ) -> Iterator[RealServer]:
-    """Serve ``vault``; ``turns`` scripts the model (None: no model is configured); ``ask``
-    adds approval rules ("tool.operation") to the defaults."""
+    """Serve ``vault``; ``turns`` scripts the model (None: no model is configured); ``ask`` and
+    ``deny`` add approval rules ("tool.operation") to the defaults."""
     scripted = ScriptedModelServer(turns).start() if turns is not None else None
     model = config = None
     if scripted is not None:
         client = openai.AsyncOpenAI(base_url=scripted.base_url, api_key="t", max_retries=0)
         model = OpenAIChatModel(client, "scripted")
-        config = AgentConfig(model="scripted", max_steps=6, approvals=dict.fromkeys(ask, "ask"))
+        rules = {**dict.fromkeys(ask, "ask"), **dict.fromkeys(deny, "deny")}
+        config = AgentConfig(model="scripted", max_steps=6, approvals=rules)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]

@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from tests.web.frame_server import Run
+from vaultpilot.agent.approvals import ApprovalPolicy
 from vaultpilot.agent.steps import describe, diff_counts, outcome
 
 TOOLS = ["obsidian_query_vault", "obsidian_get_context", "obsidian_vault_manager"]
@@ -91,7 +92,7 @@ async def recorded_run(run: Run) -> None:
     await run.emit(
         "approval_required", call_id="call_2", name="obsidian_vault_manager",
         operation="update_note", arguments=edit,
-        reason="obsidian_vault_manager update_note changes a note; the policy asks before it runs.",
+        reason=ApprovalPolicy().reason("obsidian_vault_manager", "update_note", edit),
         diffs=[{"path": "Meetings/Retro.md", "diff": DIFF}],
     )  # fmt: skip
     decision = await run.approval()
@@ -108,11 +109,16 @@ async def recorded_run(run: Run) -> None:
         )  # fmt: skip
         answer = "Tagged **Meetings/Retro.md** as reviewed and linked it from [[Weekly Review]]."
     else:
-        refused = {"error": "The person rejected this change.", "reason": decision.get("reason")}
+        # What the agent loop tells the model (the page shows the person their own words).
+        because = f" ({decision['reason']})" if decision.get("reason") else ""
+        refused = {
+            "error": f"The user refused obsidian_vault_manager update_note{because}. Don't retry "
+            "it; say what you would have done, or ask the user how to go on."
+        }
         await run.emit(
             "tool_result", call_id="call_2", name="obsidian_vault_manager", success=False,
-            result=refused, preview="rejected: the person said no", source="denied",
-            duration_ms=0.0, outcome=outcome(refused),
+            result=refused, preview=refused["error"], source="denied", duration_ms=0.0,
+            outcome=outcome(refused),
         )  # fmt: skip
         answer = "I left [[Meetings/Retro]] unchanged, as you asked."
     await run.emit("status", message="Thinking (step 3)", step=3)

@@ -69,12 +69,16 @@ def test_a_past_conversation_reopens_with_its_run_and_undo(
         box = page.get_by_role("textbox", name="Message")
         box.fill(GOAL)
         page.get_by_role("button", name="Send").click()
-        card = page.get_by_role("group", name="Approval: obsidian_vault_manager.move_note")
+        card = page.get_by_role("group", name=f"Approval: Move {NOTE} → Archive")
         expect(card).to_contain_text(
             f"Moves {NOTE} to {MOVED}; rewrites the links in 1 other note."
         )
         expect(card.locator("figcaption").first).to_contain_text(f"{NOTE} → {MOVED}")
-        expect(card.locator("kbd")).to_have_text(["y", "n"])  # the keys, shown on the buttons
+        expect(card.locator(".question")).to_have_text(f"Move {NOTE} → Archive?")
+        expect(
+            card.get_by_role("checkbox", name="Allow moves for the rest of the run")
+        ).to_be_visible()
+        expect(card.locator("button kbd")).to_have_text(["y", "n"])  # the keys, on the buttons
         shot(page, "conv-01-move-approval")
         # Typing in a text field is typing, not answering.
         card.get_by_role("textbox", name="Reason for rejecting (optional)").press("n")
@@ -93,7 +97,7 @@ def test_a_past_conversation_reopens_with_its_run_and_undo(
         expect(line.locator(".outcome")).to_have_text("links updated in 1 note")
         expect(line.locator(".decided")).to_have_text("approved")
         line.click()
-        answered = tool.get_by_role("group", name="Approval: obsidian_vault_manager.move_note")
+        answered = tool.get_by_role("group", name=f"Approval: Move {NOTE} → Archive")
         expect(answered).to_be_visible()
         expect(tool.locator(".approval .decision")).to_have_text("Approved")
         expect(tool.locator(".result")).to_contain_text("Moved")

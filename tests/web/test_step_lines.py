@@ -164,9 +164,7 @@ def test_a_run_reads_as_compact_lines_and_the_panel_lists_what_it_read_and_chang
         assert panel.locator(".elapsed").inner_text() == done  # finished: the time stands still
         shot(page, "lines-02-finished")
         move.locator(".step-line").click()
-        expect(
-            move.get_by_role("group", name="Approval: obsidian_vault_manager.move_note")
-        ).to_be_visible()
+        expect(move.get_by_role("group", name=f"Approval: Move {DAL} → Archive")).to_be_visible()
         shot(page, "lines-03-move-opened")
     assert NEW in (example_vault / "Inbox.md").read_text(encoding="utf-8")
     assert (example_vault / MOVED).is_file() and not (example_vault / DAL).exists()

@@ -49,7 +49,7 @@ def test_approve_some_files_then_undo_the_run(
         box = page.get_by_role("textbox", name="Message")
         box.fill("Tag the idempotency note and Home as reviewed")
         page.get_by_role("button", name="Send").click()
-        approval = page.get_by_label("Approval: obsidian_vault_manager.bulk_tag")
+        approval = page.get_by_label(f"Approval: Tag {NOTE}, Home.md")
         expect(approval.get_by_role("checkbox", name=NOTE)).to_be_checked()
         expect(approval.locator(".diff")).to_have_count(2)
         approval.get_by_role("checkbox", name="Home.md").uncheck()

@@ -124,18 +124,80 @@ def test_reject_sends_the_reason_and_shows_the_refusal(page: Any, shot: Shot) ->
         box.fill("Tag the meeting notes as reviewed")
         page.get_by_role("button", name="Send").click()
         expect(page.get_by_role("button", name="Reject")).to_be_visible()
+        card = page.get_by_role("group", name="Approval: Write Meetings/Retro.md")
+        expect(card.locator(".question")).to_have_text("Write Meetings/Retro.md?")
+        expect(card.locator(".reason")).to_have_text("Replaces a note's text.")
+        expect(
+            card.get_by_role("checkbox", name="Allow rewrites for the rest of the run")
+        ).to_be_visible()
         page.get_by_label("Reason for rejecting (optional)").fill("Not this one")
         page.get_by_role("button", name="Reject").click()
-        expect(page.locator(".approval .decision")).to_have_text("Rejected")
-        expect(page.locator(".tool-failed .step-failure")).to_have_text(
-            "Failure: The person rejected this change."
-        )
-        expect(page.locator(".tool-failed .decided")).to_have_text("rejected")
+        # The person reads their own decision and reason; the model's instruction is only in
+        # the step's details, as what the model was told.
         expect(page.get_by_label("Answer")).to_contain_text("unchanged, as you asked")
+        step = page.locator(".tool-declined")
+        expect(step.locator(".mark")).to_have_text("⊘")
+        expect(step.locator(".not-run")).to_have_text("Rejected by you")
+        expect(step.locator(".not-run-reason")).to_have_text("“Not this one”")
+        expect(step.locator(".step-failure")).to_have_count(0)
+        expect(step.locator(".step-line")).not_to_contain_text("retry")
+        expect(page.locator(".tool-failed")).to_have_count(0)
         expect(page.get_by_label("Run summary")).to_contain_text("0 notes changed")
         shot(page, "05-rejected")
+        step.locator(".step-line").click()
+        expect(step.locator(".approval .decision")).to_have_text("Rejected by you: “Not this one”")
+        expect(step.get_by_role("heading", name="What the model was told")).to_be_visible()
+        expect(step.locator(".result")).to_contain_text(
+            "The user refused obsidian_vault_manager update_note (Not this one). Don't retry it"
+        )
     assert server.sent("ApproveToolCall") == [
         {"callId": "call_2", "approved": False, "reason": "Not this one"}
+    ]
+
+
+def test_the_n_key_asks_for_a_reason_before_it_rejects(page: Any, shot: Shot) -> None:
+    with serving(FrameServer(script=recorded_run, notes=NOTES)) as server:
+        box = _open(page, server)
+        box.fill("Tag the meeting notes as reviewed")
+        page.get_by_role("button", name="Send").click()
+        card = page.locator(".approval.pending")
+        expect(card).to_be_focused()  # nothing typed: the card takes the keys
+        expect(card.locator(".keys")).to_have_text(
+            "y approves · n rejects: type a reason if you like, then Enter"
+        )
+        reason = card.get_by_role("textbox", name="Reason for rejecting (optional)")
+        page.keyboard.press("n")
+        expect(reason).to_be_focused()  # n opens the reason box: nothing is answered yet
+        expect(reason).to_have_attribute(
+            "placeholder", "Why not? (optional) Enter rejects, Esc goes back"
+        )
+        time.sleep(0.3)
+        assert server.sent("ApproveToolCall") == []
+        page.keyboard.press("Escape")  # back to the card, still waiting
+        expect(card).to_be_focused()
+        page.keyboard.press("n")
+        expect(reason).to_be_focused()
+        page.keyboard.type("no, keep it")  # an n typed in the box is a letter, not an answer
+        shot(page, "05b-reason-by-keyboard")
+        page.keyboard.press("Enter")
+        expect(page.locator(".tool-declined .not-run-reason")).to_have_text("“no, keep it”")
+    assert server.sent("ApproveToolCall") == [
+        {"callId": "call_2", "approved": False, "reason": "no, keep it"}
+    ]
+
+
+def test_the_n_key_rejects_at_once_with_a_reason_already_typed(page: Any) -> None:
+    with serving(FrameServer(script=recorded_run, notes=NOTES)) as server:
+        box = _open(page, server)
+        box.fill("Tag the meeting notes as reviewed")
+        page.get_by_role("button", name="Send").click()
+        card = page.locator(".approval.pending")
+        card.get_by_role("textbox", name="Reason for rejecting (optional)").fill("Later")
+        card.click(position={"x": 5, "y": 5})
+        page.keyboard.press("n")
+        expect(page.locator(".tool-declined .not-run")).to_have_text("Rejected by you")
+    assert server.sent("ApproveToolCall") == [
+        {"callId": "call_2", "approved": False, "reason": "Later"}
     ]
 
 

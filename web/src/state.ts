@@ -20,7 +20,15 @@ export interface Approval {
   args: JsonObject;
   reason: string;
   diffs: FileDiff[];
-  resolved: { approved: boolean; by: string } | null;
+  resolved: Decision | null;
+}
+
+/** How an approval was answered: `by` the person ("user"), the policy, an override, or nobody
+ * (no one could answer); `reason`: what the person said when they said no ("" when nothing). */
+export interface Decision {
+  approved: boolean;
+  by: string;
+  reason: string;
 }
 
 export type Item =
@@ -48,6 +56,8 @@ export type Item =
       outcome: string | null;
       files: FileCount[] | null;
       approval: Approval | null;
+      /** How the call's approval was answered (also a policy's refusal, which asks no one). */
+      decision: Decision | null;
     }
   | ({ type: "approval"; key: string } & Approval)
   | { type: "attached"; key: string; notes: string[]; unknown: string[]; omitted: string[] }
@@ -74,6 +84,9 @@ export interface Run {
   gone: string[];
   /** When the run asks for approval (run_started); null: the server did not say. */
   mode: ApprovalMode | null;
+  /** Reasons the person typed on this page when rejecting, by call id (until the server's
+   * approval_resolved says its own). */
+  reasons: Record<string, string>;
 }
 
 export interface ViewState {
@@ -96,12 +109,19 @@ function newRun(runId: string, vaultId: string | null, goal: string, chips: stri
   return {
     runId, vaultId, goal, chips, items: [], status: "Starting", startedAt: now, finishedAt: null,
     totalTokens: 0, costUsd: null, finish: null, changed: [], allowed: [], undone: false, gone: [],
-    mode: null,
+    mode: null, reasons: {},
   };
 }
 
 export function allowForRun(state: ViewState, runId: string, operation: string): ViewState {
   return mapRun(state, runId, (run) => (run.allowed.includes(operation) ? run : { ...run, allowed: [...run.allowed, operation] }));
+}
+
+/** The reason the person gave on this page for rejecting a call, shown with the refused step. */
+export function rememberReason(state: ViewState, callId: string, reason: string): ViewState {
+  const run = state.runs.find((r) => r.items.some((it) => (it.type === "tool" || it.type === "approval") && it.callId === callId));
+  if (run === undefined) return state;
+  return mapRun(state, run.runId, (r) => ({ ...r, reasons: { ...r.reasons, [callId]: reason } }));
 }
 
 /** The run's change set was undone: its changed paths no longer name what is in the vault. */
@@ -219,7 +239,7 @@ function applyEvent(run: Run, frame: EventFrame, now: number): Run {
         type: "tool", key: `t${event.call_id}`, step: event.step, callId: event.call_id, name: event.name,
         args: event.arguments, raw: event.raw_arguments, added: event.added ?? {}, label: event.label ?? null,
         status: "running", preview: "", result: null, source: "", durationMs: null, diffs: [], outcome: null,
-        files: null, approval: null,
+        files: null, approval: null, decision: null,
       });
     }
     case "approval_required": {
@@ -236,12 +256,14 @@ function applyEvent(run: Run, frame: EventFrame, now: number): Run {
       return push(run, { type: "approval", key: `p${event.call_id}`, ...approval }, waiting);
     }
     case "approval_resolved": {
-      const resolved = { approved: event.approved, by: event.by };
+      const reason = event.approved ? "" : (event.reason ?? run.reasons[event.call_id] ?? "");
+      const resolved: Decision = { approved: event.approved, by: event.by, reason };
       const items = run.items.map((it) =>
         it.type === "approval" && it.callId === event.call_id ? { ...it, resolved } : it,
       );
       const next = updateTool({ ...run, items }, event.call_id, (t) => ({
         ...t, status: event.approved ? "running" : t.status, approval: t.approval ? { ...t.approval, resolved } : null,
+        decision: resolved,
       }));
       return { ...next, status: event.approved ? "Running" : "Rejected" };
     }

@@ -81,6 +81,56 @@ export function stepLine(item: ToolItem): StepLine {
   return { kind: label.kind, verb: label.verb, object: label.object, isPath: label.object_is_path, outcome: text, counts };
 }
 
+/** A step that did not run, as the person reads it: their rejection (and the reason they gave),
+ * the approval policy's refusal, or an interruption, as the terminal says it
+ * (src/vaultpilot/cli/agent_view.py). Null for a step that ran, or failed while running. The
+ * words the model got instead ("… Don't retry it …") stay in the step's result. */
+export interface NotRun {
+  text: string;
+  /** What the person said when they rejected it ("" when nothing). */
+  reason: string;
+}
+
+export function notRun(item: ToolItem): NotRun | null {
+  if (item.source === "interrupted") return { text: "Interrupted", reason: "" };
+  if (item.source !== "denied") return null;
+  const d = item.decision;
+  switch (d?.by) {
+    case "user":
+      return { text: "Rejected by you", reason: d.reason };
+    case "policy":
+      return { text: "Refused by the approval policy", reason: "" };
+    case "nobody":
+      return { text: "Not run: nobody could approve it", reason: "" };
+    default:
+      return { text: "Not run", reason: "" };
+  }
+}
+
+/** What "Allow … for the rest of the run" names, in words: the kind of step the label's verb
+ * says (`deletes`, `moves`, `edits`), else its kind; the operation's name when neither says. */
+const RUN_WORDS: Record<string, string> = {
+  Delete: "deletes",
+  DeleteFolder: "folder deletes",
+  Move: "moves",
+  MoveFolder: "folder moves",
+  Edit: "edits",
+  Append: "appends",
+  Write: "rewrites",
+  Create: "new notes",
+  Mkdir: "new folders",
+  Tag: "tag changes",
+  Properties: "property changes",
+};
+const KIND_WORDS: Record<StepKind, string | null> = {
+  delete: "deletes", move: "moves", edit: "edits", create: "new notes", read: "reads", search: "searches", other: null,
+};
+
+export function stepsOfKind(label: StepLabel | null, fallback: string): string {
+  if (label === null) return fallback;
+  return RUN_WORDS[label.verb] ?? KIND_WORDS[label.kind] ?? fallback;
+}
+
 function countDiff(d: FileDiff): FileCount {
   const parsed = parseDiff(d.diff);
   const moved = d.from && d.to && d.from !== d.to ? { from: d.from } : {};

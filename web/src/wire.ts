@@ -153,6 +153,8 @@ export type AgentEvent =
       call_id: string;
       approved: boolean;
       by: "user" | "policy" | "override" | "nobody";
+      /** The reason the person gave for saying no (when the server passes it on). */
+      reason?: string;
     }
   | {
       kind: "tool_result";

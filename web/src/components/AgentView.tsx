@@ -7,7 +7,7 @@
 
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { Connection, ConnectionState } from "../connection";
-import { allowForRun, emptyState, loadTranscript, markUndone, reduce, startRun, type ViewState } from "../state";
+import { allowForRun, emptyState, loadTranscript, markUndone, reduce, rememberReason, startRun, type ViewState } from "../state";
 import { notesRead } from "../steps";
 import type { ApprovalMode, ConversationSummary, HelloFrame, JsonObject, ServerFrame, VaultInfo } from "../wire";
 import { isObject } from "../wire";
@@ -142,6 +142,7 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
       if (opts.reason) args["reason"] = opts.reason;
       if (opts.files) args["files"] = opts.files;
       if (opts.forRun && active) setView((v) => (viewRef.current = allowForRun(v, active.runId, opts.forRun ?? "")));
+      if (!approved && opts.reason) setView((v) => (viewRef.current = rememberReason(v, callId, opts.reason ?? "")));
       return connection.send("ApproveToolCall", args).then((r) => {
         if (!r.success) notify(r.error?.message ?? "The approval was not taken.");
         return r.success;

@@ -9,9 +9,9 @@ import { Component } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { parseDiff } from "../diff";
 import { obsidianUri, renderMarkdown } from "../markdown";
-import type { Approval, Item, Run } from "../state";
-import { type ChangedFile, type StepKind, type ToolItem, changedFiles, stepLine } from "../steps";
-import type { FileDiff, JsonObject } from "../wire";
+import type { Approval, Decision, Item, Run } from "../state";
+import { type ChangedFile, type StepKind, type ToolItem, changedFiles, notRun, stepLine, stepsOfKind } from "../steps";
+import type { FileDiff, JsonObject, StepLabel } from "../wire";
 
 export const WINDOW = 120;
 
@@ -106,7 +106,7 @@ class ItemView extends Component<ItemProps> {
       case "approval":
         return (
           <li class="approval-item">
-            <ApprovalCard item={item} vault={vault} actions={actions} run={run} />
+            <ApprovalCard item={item} label={null} vault={vault} actions={actions} run={run} />
           </li>
         );
       case "attached":
@@ -146,7 +146,7 @@ function KindIcon({ kind }: { kind: StepKind }) {
   );
 }
 
-const STATUS_WORD = { running: "running", awaiting: "waiting for approval", ok: "done", failed: "failed" } as const;
+const STATUS_WORD = { running: "running", awaiting: "waiting for approval", ok: "done", failed: "failed", declined: "not run" } as const;
 
 /** A tool call as one line (icon, verb, object, outcome, status); the line is a disclosure
  * button that shows the full arguments and result. */
@@ -156,15 +156,20 @@ function ToolCard(props: { item: ToolItem; vault: string; actions: Actions; run:
   const text = `${line.verb}${line.object ? ` ${line.object}` : ""}`;
   const counts = line.counts ? ` +${line.counts.added} −${line.counts.removed}` : "";
   const decided = item.approval?.resolved ?? null;
-  const said = `${text}${counts}${line.outcome ? `, ${line.outcome}` : ""}${decided ? `, ${decided.approved ? "approved" : "rejected"}` : ""}`;
+  // A step the person rejected (or the policy refused) is their choice, not a failure.
+  const refused = notRun(item);
+  const status = refused !== null ? "declined" : item.status;
+  const said = refused !== null
+    ? `${text}, ${refused.text}${refused.reason ? `: ${refused.reason}` : ""}`
+    : `${text}${counts}${line.outcome ? `, ${line.outcome}` : ""}${decided ? `, ${decided.approved ? "approved" : "rejected"}` : ""}`;
   // The approval card shows the diff while it waits; once decided, the expanded step does.
   const diffs = item.diffs.length > 0 ? item.diffs : item.status === "ok" && item.approval?.resolved?.approved ? item.approval.diffs : [];
   return (
-    <li class={`tool tool-${item.status} kind-${line.kind}`}>
+    <li class={`tool tool-${status} kind-${line.kind}`}>
       <details class="step">
-        <summary class="step-line" aria-label={`${said} (${STATUS_WORD[item.status]})`}>
-          <span class={`mark mark-${item.status}`} aria-hidden="true">
-            {item.status === "running" ? <span class="spinner" /> : { awaiting: "?", ok: "✓", failed: "✗" }[item.status]}
+        <summary class="step-line" aria-label={`${said} (${STATUS_WORD[status]})`}>
+          <span class={`mark mark-${status}`} aria-hidden="true">
+            {status === "running" ? <span class="spinner" /> : { awaiting: "?", ok: "✓", failed: "✗", declined: "⊘" }[status]}
           </span>
           <KindIcon kind={line.kind} />
           <span class="verb">{line.verb}</span>
@@ -175,12 +180,14 @@ function ToolCard(props: { item: ToolItem; vault: string; actions: Actions; run:
             </span>
           )}
           {line.outcome && item.status !== "failed" && <span class="outcome">{line.outcome}</span>}
-          {decided && (
+          {refused !== null && <span class="not-run">{refused.text}</span>}
+          {refused !== null && refused.reason && <span class="not-run-reason">“{refused.reason}”</span>}
+          {decided && refused === null && (
             <span class={`decided ${decided.approved ? "yes" : "no"}`}>
               {decided.approved ? "approved" : "rejected"}{decided.by !== "user" ? ` (${decided.by})` : ""}
             </span>
           )}
-          {item.durationMs !== null && <span class="dur">{Math.round(item.durationMs)} ms</span>}
+          {item.durationMs !== null && refused === null && <span class="dur">{Math.round(item.durationMs)} ms</span>}
         </summary>
         <div class="step-body">
           <h4>Arguments <span class="muted">{item.name}</span></h4>
@@ -191,10 +198,12 @@ function ToolCard(props: { item: ToolItem; vault: string; actions: Actions; run:
           )}
           {Object.keys(item.added).length > 0 && <p class="muted">Added by vaultpilot: <code>{JSON.stringify(item.added)}</code></p>}
           {/* Once answered, the approval is part of the step's record, between the call and its result. */}
-          {decided && item.approval !== null && <ApprovalCard item={item.approval} vault={vault} actions={props.actions} run={props.run} />}
+          {decided && item.approval !== null && (
+            <ApprovalCard item={item.approval} label={item.label} vault={vault} actions={props.actions} run={props.run} />
+          )}
           {item.result !== null && (
             <>
-              <h4>Result</h4>
+              <h4>{refused !== null ? "What the model was told" : "Result"}</h4>
               {item.preview && <p class={`result result-${item.status}`}>{item.preview}</p>}
               <pre class="json">{prettyJson(item.result)}</pre>
             </>
@@ -204,13 +213,15 @@ function ToolCard(props: { item: ToolItem; vault: string; actions: Actions; run:
           ))}
         </div>
       </details>
-      {item.status === "failed" && (
+      {status === "failed" && (
         <p class="step-failure" role="note">
           <span class="sr">Failure: </span>
           {line.outcome}
         </p>
       )}
-      {item.approval !== null && !decided && <ApprovalCard item={item.approval} vault={vault} actions={props.actions} run={props.run} />}
+      {item.approval !== null && !decided && (
+        <ApprovalCard item={item.approval} label={item.label} vault={vault} actions={props.actions} run={props.run} />
+      )}
     </li>
   );
 }
@@ -244,16 +255,51 @@ function isTextField(el: Element | null): boolean {
   return (el as HTMLElement).isContentEditable === true;
 }
 
-function ApprovalCard(props: { item: Approval; vault: string; actions: Actions; run: string }) {
-  const { item, vault, actions } = props;
+/** What the card asks about: the step's own label (`Delete Inbox.md`), else the operation's name
+ * (a call the server did not describe). */
+function approvalSubject(item: Approval, label: StepLabel | null): string {
+  return label === null ? item.operation ?? item.name : `${label.verb}${label.object ? ` ${label.object}` : ""}`;
+}
+
+/** The card's question: `Delete Inbox.md?`, or `Approve delete_note?` without a label. */
+export function approvalTitle(item: Approval, label: StepLabel | null): string {
+  return label === null ? `Approve ${approvalSubject(item, label)}?` : `${approvalSubject(item, label)}?`;
+}
+
+/** The server's reason, less a first words that repeat the card's question (`Delete Inbox.md:
+ * deletes a note` under `Delete Inbox.md?` reads `Deletes a note`). */
+export function reasonUnder(reason: string, subject: string): string {
+  if (!subject || !reason.startsWith(subject)) return reason;
+  const rest = reason.slice(subject.length).replace(/^\s*[:—–-]\s*/u, "");
+  if (rest === reason.slice(subject.length)) return reason; // not followed by a separator
+  return rest ? `${rest.charAt(0).toUpperCase()}${rest.slice(1)}` : reason;
+}
+
+/** How an answered card says what was decided, in the person's words. */
+function decisionText(d: Decision): string {
+  if (d.approved) return `Approved${d.by === "override" ? " (with a result you gave)" : ""}`;
+  if (d.by === "nobody") return "Not run: nobody could approve it";
+  if (d.by === "policy") return "Refused by the approval policy";
+  return `Rejected by you${d.reason ? `: “${d.reason}”` : ""}`;
+}
+
+/**
+ * A call waiting for the person: what it does, its diff, Approve / Reject. Keys: `y` approves;
+ * `n` rejects, but first puts the cursor in the (empty) reason box so a reason can be given:
+ * Enter there rejects, with or without one, and Esc goes back to the card.
+ */
+function ApprovalCard(props: { item: Approval; label: StepLabel | null; vault: string; actions: Actions; run: string }) {
+  const { item, label, vault, actions } = props;
   const files = approvalFiles(item.diffs, item.args);
   const [picked, setPicked] = useState<string[]>(files);
   const [forRun, setForRun] = useState(false);
   const [reason, setReason] = useState("");
+  const [asking, setAsking] = useState(false);
   const [sent, setSent] = useState<null | boolean>(null);
   const card = useRef<HTMLDivElement>(null);
+  const reasonBox = useRef<HTMLInputElement>(null);
   const operation = `${item.name}${item.operation ? `.${item.operation}` : ""}`;
-  const decided = item.resolved ?? (sent === null ? null : { approved: sent, by: "you" });
+  const decided: Decision | null = item.resolved ?? (sent === null ? null : { approved: sent, by: "user", reason: sent ? "" : reason });
   const decide = (approved: boolean) => {
     setSent(approved);
     const subset = approved && files.length > 1 && picked.length < files.length;
@@ -268,40 +314,54 @@ function ApprovalCard(props: { item: Approval; vault: string; actions: Actions; 
         if (!taken) setSent(null);
       });
   };
-  const decideRef = useRef(decide);
-  decideRef.current = decide;
+  // y approves; n rejects at once when a reason is already typed, else asks for one first.
+  const onKey = (yes: boolean) => {
+    if (yes || reason.trim() !== "") {
+      decide(yes);
+      return;
+    }
+    setAsking(true);
+    reasonBox.current?.focus();
+  };
+  const keyRef = useRef(onKey);
+  keyRef.current = onKey;
   const pending = decided === null;
   useEffect(() => {
     if (!pending) return;
     // Keys y / n answer the first waiting card, unless the person is typing in a text field.
-    const onKey = (e: KeyboardEvent) => {
+    const listener = (e: KeyboardEvent) => {
       if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || e.repeat) return;
       if (e.key !== "y" && e.key !== "n") return;
       if (isTextField(document.activeElement)) return;
       if (card.current === null || card.current !== document.querySelector(".approval.pending")) return;
       e.preventDefault();
-      decideRef.current(e.key === "y");
+      keyRef.current(e.key === "y");
     };
     // Take the keyboard when nothing is being typed (an empty message box), so y / n work at once.
     const active = document.activeElement;
     const idle = active === null || active === document.body || (isTextField(active) && (active as HTMLTextAreaElement).value === "");
     if (idle) card.current?.focus({ preventScroll: true });
-    document.addEventListener("keydown", onKey);
-    return () => document.removeEventListener("keydown", onKey);
+    document.addEventListener("keydown", listener);
+    return () => document.removeEventListener("keydown", listener);
   }, [pending]);
   const summary = approvalSummary(item);
+  const kinds = stepsOfKind(label, item.operation ?? item.name);
   return (
     <div
       ref={card}
       tabIndex={-1}
       class={`approval ${decided ? (decided.approved ? "approved" : "rejected") : "pending"}`}
       role="group"
-      aria-label={`Approval: ${operation}`}
+      aria-label={`Approval: ${approvalSubject(item, label)}`}
       aria-keyshortcuts={pending ? "y n" : undefined}
     >
       <div class="approval-head">
-        <strong>Approve {item.operation ?? item.name}?</strong>{" "}
-        {summary !== null ? <span class="what">{summary}</span> : <span class="reason">{item.reason}</span>}
+        <strong class="question">{approvalTitle(item, label)}</strong>{" "}
+        {summary !== null ? (
+          <span class="what">{summary}</span>
+        ) : (
+          <span class="reason">{label === null ? item.reason : reasonUnder(item.reason, approvalSubject(item, label))}</span>
+        )}
       </div>
       {item.diffs.length === 0 && summary === null && <pre class="json">{JSON.stringify(item.args, null, 2)}</pre>}
       {files.length > 1 && !decided && (
@@ -323,30 +383,43 @@ function ApprovalCard(props: { item: Approval; vault: string; actions: Actions; 
       {!decided?.approved &&
         item.diffs.map((d) => <DiffView key={d.path} diff={d} vault={vault} linked={false} />)}
       {decided ? (
-        <div class="decision" role="status">
-          {decided.approved ? "Approved" : "Rejected"}
-          {decided.by !== "user" && decided.by !== "you" ? ` (${decided.by})` : ""}
-        </div>
+        <div class="decision" role="status">{decisionText(decided)}</div>
       ) : (
-        <div class="approval-actions">
-          <button type="button" class="primary" aria-keyshortcuts="y" onClick={() => decide(true)}>
-            Approve <kbd aria-hidden="true">y</kbd>
-          </button>
-          <button type="button" class="danger" aria-keyshortcuts="n" onClick={() => decide(false)}>
-            Reject <kbd aria-hidden="true">n</kbd>
-          </button>
-          <label class="for-run">
-            <input type="checkbox" checked={forRun} onChange={(e) => setForRun((e.currentTarget as HTMLInputElement).checked)} /> Allow {item.operation ?? item.name} for the rest of the run
-          </label>
-          <input
-            class="reject-reason"
-            type="text"
-            aria-label="Reason for rejecting (optional)"
-            placeholder="Reason for rejecting (optional)"
-            value={reason}
-            onInput={(e) => setReason((e.currentTarget as HTMLInputElement).value)}
-          />
-        </div>
+        <>
+          <div class="approval-actions">
+            <button type="button" class="primary" aria-keyshortcuts="y" onClick={() => decide(true)}>
+              Approve <kbd aria-hidden="true">y</kbd>
+            </button>
+            <button type="button" class="danger" aria-keyshortcuts="n" onClick={() => decide(false)}>
+              Reject <kbd aria-hidden="true">n</kbd>
+            </button>
+            <label class="for-run">
+              <input type="checkbox" checked={forRun} onChange={(e) => setForRun((e.currentTarget as HTMLInputElement).checked)} /> Allow {kinds} for the rest of the run
+            </label>
+            <input
+              ref={reasonBox}
+              class={`reject-reason${asking ? " asking" : ""}`}
+              type="text"
+              aria-label="Reason for rejecting (optional)"
+              placeholder={asking ? "Why not? (optional) Enter rejects, Esc goes back" : "Reason for rejecting (optional)"}
+              value={reason}
+              onInput={(e) => setReason((e.currentTarget as HTMLInputElement).value)}
+              onKeyDown={(e) => {
+                if (e.key === "Enter" && !e.isComposing) {
+                  e.preventDefault();
+                  decide(false);
+                } else if (e.key === "Escape") {
+                  e.preventDefault();
+                  setAsking(false);
+                  card.current?.focus({ preventScroll: true });
+                }
+              }}
+            />
+          </div>
+          <p class="keys" aria-hidden="true">
+            <kbd>y</kbd> approves · <kbd>n</kbd> rejects: type a reason if you like, then <kbd>Enter</kbd>
+          </p>
+        </>
       )}
     </div>
   );
