@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultpilot.agent.events import ApprovalMode, FileCount, StepKind, StepLabel
 from vaultpilot.errors import NotFoundError, VaultpilotError
-from vaultpilot.memory.journal import Journal, StoredChange
+from vaultpilot.memory.journal import Journal, StoredChange, without_parent_folders
 from vaultpilot.tools.operations import Operation
 from vaultpilot.tools.registry import TOOLS
 from vaultpilot.tools.rules import VaultRules
@@ -265,9 +265,9 @@ class JournalCounts:
             return []  # no change set yet: the run has written nothing
         except VaultpilotError:
             return None
-        fresh = [c for c in changes if c.seq > self._seen]
-        if fresh:
-            self._seen = max(c.seq for c in fresh)
+        seen, self._seen = self._seen, max((c.seq for c in changes), default=self._seen)
+        # A folder made only to hold a note (a move into a new folder) is not a change of its own.
+        fresh = [c for c in without_parent_folders(changes) if c.seq > seen]
         try:
             return file_counts(fresh, self._text)
         except VaultpilotError:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from vaultpilot.cli.steps import line_counts
 from vaultpilot.errors import VaultpilotError
-from vaultpilot.memory.journal import Journal, StoredChange
+from vaultpilot.memory.journal import Journal, StoredChange, without_parent_folders
 
 __all__ = ["FileStep", "RunChanges"]
 
@@ -41,18 +41,6 @@ class FileStep:
         return f"{self.path} +{self.added} −{self.removed}"
 
 
-def _without_parent_folders(changes: tuple[StoredChange, ...]) -> tuple[StoredChange, ...]:
-    """The changes without the folders made as parents of another change's path."""
-    inside = {
-        "/".join(parts[:i])
-        for c in changes
-        if c.path_after
-        for parts in [c.path_after.split("/")]
-        for i in range(1, len(parts))
-    }
-    return tuple(c for c in changes if not (c.kind == "mkdir" and c.path_after in inside))
-
-
 class RunChanges:
     def __init__(self, journal: Journal | None, vault: str) -> None:
         self.journal = journal
@@ -71,7 +59,7 @@ class RunChanges:
             changes = self.journal.get(self.vault, self.run_id).changes
         except VaultpilotError:
             return ()  # no change set yet: nothing written
-        return _without_parent_folders(changes)
+        return without_parent_folders(changes)
 
     def new(self) -> list[FileStep]:
         """The file changes made since the last call."""

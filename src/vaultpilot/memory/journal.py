@@ -41,7 +41,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -64,6 +64,7 @@ __all__ = [
     "new_run_id",
     "note",
     "recording",
+    "without_parent_folders",
 ]
 
 ChangeKind = Literal["create", "update", "delete", "move", "mkdir"]
@@ -77,6 +78,19 @@ def blob_hash(data: bytes) -> str:
 def new_run_id() -> str:
     """The id of a new agent run, which is also its change set's id."""
     return f"run-{uuid.uuid4().hex[:12]}"
+
+
+def without_parent_folders(changes: Sequence[StoredChange]) -> tuple[StoredChange, ...]:
+    """The changes of a set without the folders made only to hold another change's path (a
+    move into a new folder is one change a person sees, not two)."""
+    inside = {
+        "/".join(parts[:i])
+        for c in changes
+        if c.path_after
+        for parts in [c.path_after.split("/")]
+        for i in range(1, len(parts))
+    }
+    return tuple(c for c in changes if not (c.kind == "mkdir" and c.path_after in inside))
 
 
 def missing_folders(root: Path, path: str) -> list[str]:

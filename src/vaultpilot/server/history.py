@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Collection
+from dataclasses import replace
 from typing import Any
 
 from vaultpilot.errors import (
@@ -41,7 +42,7 @@ from vaultpilot.errors import (
 )
 from vaultpilot.memory.conversations import get_conversation, run_transcripts
 from vaultpilot.memory.db import connect as connect_memory
-from vaultpilot.memory.journal import Journal, StoredChange
+from vaultpilot.memory.journal import Journal, StoredChange, without_parent_folders
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.diffs import binary, unified
 from vaultpilot.tools.manage import check_undo_target, undo_change_set
@@ -125,7 +126,8 @@ def _change_set(ctx: ToolContext, journal: Journal, run_id: str) -> dict[str, An
         return None  # the run changed nothing
     if cs.id != run_id:
         return None  # a prefix of another set's id, not this run's
-    shown = cs.as_json()
+    # What the run changed as a person counts it: a folder made only to hold a note is not one.
+    shown = replace(cs, changes=without_parent_folders(cs.changes)).as_json()
     for f in shown["files"]:
         path = f["to"] if f["kind"] != "delete" else f["from"]
         f["exists"] = bool(path) and (ctx.root / path).exists()
