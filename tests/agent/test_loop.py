@@ -173,7 +173,7 @@ def test_a_denied_delete_does_not_run(serve: Any, vault_tools: VaultTools, vault
     )
     assert (vault / "test.md").exists()
     resolved = of_kind(events, ApprovalResolved)[0]
-    assert (resolved.approved, resolved.by) == (False, "user")
+    assert (resolved.approved, resolved.by, resolved.reason) == (False, "user", "keep it")
     result = of_kind(events, ToolResult)[0]
     assert (result.success, result.source) == (False, "denied")
     assert "refused" in result.result["error"] and "keep it" in result.result["error"]

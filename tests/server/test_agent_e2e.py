@@ -158,6 +158,7 @@ def test_approval_round_trip_over_the_socket(
         "call_id": "call_del",
         "approved": True,
         "by": "user",
+        "reason": "",
     }
     result = next(e for e in events(frames) if e["kind"] == "tool_result")
     assert result["success"] is True and result["source"] == "tool"

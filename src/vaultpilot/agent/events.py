@@ -187,6 +187,7 @@ class ApprovalResolved:
     call_id: str
     approved: bool
     by: Literal["user", "policy", "override", "nobody"]
+    reason: str = ""  # why the person said no, when they said (kept for a reopened run)
     kind: Literal["approval_resolved"] = "approval_resolved"
 
 

@@ -445,7 +445,10 @@ class _Run:
             if verdict.override is not None:
                 self.emit(ApprovalResolved(call.id, True, "override"))
                 return verdict.override, "override"
-            self.emit(ApprovalResolved(call.id, verdict.approved, "user" if controls else "nobody"))
+            why = "" if verdict.approved else (verdict.reason or "")
+            self.emit(ApprovalResolved(
+                call.id, verdict.approved, "user" if controls else "nobody", why
+            ))  # fmt: skip
             if not verdict.approved:
                 because = f" ({verdict.reason})" if verdict.reason else ""
                 return failure(

@@ -113,7 +113,8 @@ class ApprovalBroker:
             answer, by = Answer(False, f"nobody answered within {timeout:g} s"), "nobody"
         finally:
             self._pending.pop(call_id, None)
-        self._publish(vault_id, ApprovalResolved(call_id, answer.approved, by))
+        why = "" if answer.approved else answer.reason
+        self._publish(vault_id, ApprovalResolved(call_id, answer.approved, by, why))
         return answer
 
     def answer(

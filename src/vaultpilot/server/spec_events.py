@@ -60,6 +60,7 @@ _NOT_IN_SPEC: dict[str, frozenset[str]] = {
     "run_started": frozenset({"approval_mode"}),
     "tool_call": frozenset({"label"}),
     "tool_result": frozenset({"outcome", "files"}),
+    "approval_resolved": frozenset({"reason"}),
 }
 
 
