@@ -171,7 +171,8 @@ def test_undo_keeps_a_created_folder_that_holds_something_else(vault: Path) -> N
     (vault / "Archive" / "Mine.md").write_text("mine\n", encoding="utf-8")
     code, out, err = vp(vault, "undo", "--last")
     assert code == 0, err
-    assert re.search(r"\(as change set \w+\): restored 2 file\(s\)\.$", out.strip()), out
+    undone = r"\(recorded as change set \w+: undo that to bring the changes back\)"
+    assert re.search(undone + r": restored 2 file\(s\)\.$", out.strip()), out
     assert "folder" not in out  # restored: Plan.md and Home.md (its link)
     assert (vault / "Archive" / "Mine.md").read_text(encoding="utf-8") == "mine\n"
     assert (vault / "Projects" / "Plan.md").is_file()

@@ -43,7 +43,8 @@ __all__ = [
     "open_workspace",
 ]
 
-console = Console(highlight=False)
+# Piped output (not a terminal) is not wrapped at an assumed 80 columns: a line stays one line.
+console = Console(highlight=False, soft_wrap=not sys.stdout.isatty())
 err_console = Console(stderr=True, highlight=False)
 
 VaultOpt = Annotated[

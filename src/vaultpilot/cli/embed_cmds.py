@@ -178,7 +178,7 @@ def embed_cmd(
             task = bar.add_task("chunks", total=None)
 
             def progress(done: int, total: int) -> None:
-                if done == 0 and not as_json:
+                if done == 0 and total and not as_json:
                     # A plain line too, so logs and pipes see that the work started; in a
                     # terminal it goes above the bar (same console), never into its line.
                     line = f"embedding {total} chunks with {embedder.model_name}"
@@ -213,12 +213,13 @@ def embed_cmd(
         if report.model_changed:
             console.print(f"[yellow]model changed[/] to {report.model}: every chunk re-embedded")
         rate = report.embedded / report.seconds if report.seconds > 0 else 0.0
-        console.print(
+        done = (
             f"[green]embedded[/] {report.embedded} chunks ({report.notes_chunked} notes "
-            f"chunked) with {report.model} in {report.seconds:.1f} s ({rate:.0f} chunks/s); "
-            f"{embedding_line(status, hint=not report.stopped)}",
-            soft_wrap=True,
+            f"chunked) with {report.model} in {report.seconds:.1f} s ({rate:.0f} chunks/s)"
         )
+        if not (report.embedded or report.notes_chunked or report.model_changed):
+            done = "nothing new to embed"
+        console.print(f"{done}; {embedding_line(status, hint=not report.stopped)}", soft_wrap=True)
     if report.stopped:
         err_console.print(
             f"stopped: {status.embedded} of {status.chunks} chunks embedded. Run "

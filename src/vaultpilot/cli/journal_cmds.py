@@ -87,7 +87,7 @@ def _undone_line(undone: str, new: str | None, report: UndoReport) -> str:
         if report.removed
         else ""
     )
-    made = f" (as change set {new})" if new else ""
+    made = f" (recorded as change set {new}: undo that to bring the changes back)" if new else ""
     return f"Undid change set {undone}{made}: restored {len(restored)} file(s){folders}."
 
 
