@@ -16,7 +16,14 @@
  *   flight when the socket closes resolve the same way (they may or may not have run).
  */
 
-import { type Connection, type ConnectionState, localFailure, nextId } from "../../web/src/connection";
+import {
+  type Connection,
+  type ConnectionState,
+  localFailure,
+  modelSetupFrom,
+  nextId,
+  transcriptFrom,
+} from "../../web/src/connection";
 import type {
   ConversationSummary,
   ConversationTranscript,
@@ -245,18 +252,14 @@ export function connectServer(options: ConnectOptions): ServerConnection {
       const path = `conversations/${encodeURIComponent(id)}?vaultId=${encodeURIComponent(vaultId)}`;
       try {
         const answer = await options.get(`${options.base}/${path}`, { Accept: "application/json", Authorization: `Bearer ${key}` });
-        const data = answer.json;
-        if (answer.status === 200 && isObject(data) && Array.isArray(data["runs"])) return data as unknown as ConversationTranscript;
-        const error = isObject(data) && isObject(data["error"]) ? data["error"]["message"] : null;
-        return { error: typeof error === "string" ? error : `The server answered HTTP ${answer.status}.` };
+        return transcriptFrom(answer.status, answer.json);
       } catch {
         return { error: "The vaultpilot server could not be reached; try again once it is back." };
       }
     },
     async modelSetup(): Promise<ModelSetup | null> {
       try {
-        const data = await getJson("model-setup");
-        return isObject(data) && typeof data["configPath"] === "string" ? (data as unknown as ModelSetup) : null;
+        return modelSetupFrom(await getJson("model-setup"));
       } catch {
         return null;
       }

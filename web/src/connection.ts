@@ -14,6 +14,7 @@ import type {
   ServerFrame,
   VaultInfo,
 } from "./wire";
+import { isObject } from "./wire";
 
 /**
  * connecting: not yet greeted by the server; open: greeted (hello received);
@@ -56,6 +57,18 @@ let counter = 0;
 export function nextId(prefix = "c"): string {
   counter += 1;
   return `${prefix}${Date.now().toString(36)}${counter}`;
+}
+
+/** A stored conversation from the server's answer (HTTP status and JSON body), or why not. */
+export function transcriptFrom(status: number, data: unknown): ConversationTranscript | { error: string } {
+  if (status === 200 && isObject(data) && Array.isArray(data["runs"])) return data as unknown as ConversationTranscript;
+  const error = isObject(data) && isObject(data["error"]) ? data["error"]["message"] : null;
+  return { error: typeof error === "string" ? error : `The server answered HTTP ${status}.` };
+}
+
+/** The model setup from the server's JSON, or null when it does not say. */
+export function modelSetupFrom(data: unknown): ModelSetup | null {
+  return isObject(data) && typeof data["configPath"] === "string" ? (data as unknown as ModelSetup) : null;
 }
 
 /** A reply for a failure that happened on our side of the wire (socket closed, ...). */

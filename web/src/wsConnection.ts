@@ -13,7 +13,7 @@
  * for its first subscriber.
  */
 
-import { type Connection, type ConnectionState, localFailure, nextId } from "./connection";
+import { type Connection, type ConnectionState, localFailure, modelSetupFrom, nextId, transcriptFrom } from "./connection";
 import type {
   ConversationSummary,
   ConversationTranscript,
@@ -200,18 +200,14 @@ export function connectWebSocket(url: string): Connection {
         const headers: Record<string, string> = { Accept: "application/json" };
         if (key !== null) headers["Authorization"] = `Bearer ${key}`;
         const response = await fetch(path, { credentials: "same-origin", headers });
-        const data: unknown = await response.json();
-        if (response.ok && isObject(data) && Array.isArray(data["runs"])) return data as unknown as ConversationTranscript;
-        const error = isObject(data) && isObject(data["error"]) ? data["error"]["message"] : null;
-        return { error: typeof error === "string" ? error : `The server answered HTTP ${response.status}.` };
+        return transcriptFrom(response.status, await response.json());
       } catch {
         return { error: "The server could not be reached; try again once it is back." };
       }
     },
     async modelSetup(): Promise<ModelSetup | null> {
       try {
-        const data = await getJson("model-setup");
-        return isObject(data) && typeof data["configPath"] === "string" ? (data as unknown as ModelSetup) : null;
+        return modelSetupFrom(await getJson("model-setup"));
       } catch {
         return null;
       }
