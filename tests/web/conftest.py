@@ -27,7 +27,9 @@ ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+# Per module, not per session: Playwright's sync API keeps an event loop running in this
+# thread while it is open, and tests of other folders run after these call asyncio.run().
+@pytest.fixture(scope="module")
 def playwright_session() -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright
