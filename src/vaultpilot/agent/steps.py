@@ -36,7 +36,6 @@ if TYPE_CHECKING:  # approvals words its question with ``describe``: no import c
     from vaultpilot.agent.approvals import ApprovalPolicy
 
 __all__ = [
-    "VERBS",
     "JournalCounts",
     "approval_mode",
     "describe",
@@ -50,35 +49,6 @@ __all__ = [
 
 _CUT = 60
 _BY_NAME = {t.name: t for t in TOOLS}
-
-# The verb each operation of the three vault tools reads as (the terminal's and the page's).
-VERBS: Mapping[str, str] = {
-    # obsidian_get_context
-    "read_note": "Read",
-    "read_multiple": "Read",
-    "gather_related": "Gather",
-    "daily_note": "Daily",
-    "note_with_backlinks": "Read",
-    # obsidian_query_vault
-    "semantic_search": "Search",
-    "list_structure": "List",
-    "find_related": "Related",
-    "search_by_metadata": "Filter",
-    "recent_changes": "Recent",
-    # obsidian_vault_manager
-    "create_note": "Create",
-    "update_note": "Write",
-    "edit_note": "Edit",
-    "append_note": "Append",
-    "delete_note": "Delete",
-    "move_note": "Move",
-    "create_folder": "Mkdir",
-    "delete_folder": "DeleteFolder",
-    "move_folder": "MoveFolder",
-    "bulk_tag": "Tag",
-    "bulk_move": "Move",
-    "bulk_update_metadata": "Properties",
-}
 
 
 def plural(n: int, word: str) -> str:
@@ -134,7 +104,7 @@ def describe(name: str, arguments: Mapping[str, Any] | None) -> StepLabel:
     op = tool.operation(args) if tool is not None else None
     if op is not None:
         text, is_path = _object(op, args)
-        return StepLabel(kind=kind_of(op), verb=VERBS[op.name], object=text, object_is_path=is_path)
+        return StepLabel(kind=kind_of(op), verb=op.verb, object=text, object_is_path=is_path)
     if name == "git_agent":
         action = str(args.get("type") or args.get("action") or "?")
         return StepLabel(kind="other", verb="Git", object=action, object_is_path=False)

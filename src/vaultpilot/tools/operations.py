@@ -17,8 +17,9 @@ An ``Operation`` is one value of a tool's selector argument (``queryType``, ``co
   notes of a bulk operation, the notes whose links a move rewrites. Other writes are approved
   whole.
 * ``effect``: a short phrase for a person deciding whether to approve it.
-* ``kind``: what a person sees it as (``read``, ``search``, ``edit``, ``create``, ``move``,
-  ``delete``): the icon and verb of its step line in the terminal and the agent view.
+* ``kind`` and ``verb``: what a person sees it as: the kind (``read``, ``search``, ``edit``,
+  ``create``, ``move``, ``delete``) gives its step line's icon, the verb (``Read``, ``Move``)
+  starts the line, in the terminal and the agent view alike (``agent.steps``).
 
 Approvals (``agent.approvals``), version tracking (``agent.versions``), run records and RPC
 handlers (``server``), MCP annotations (``mcp.tools``) and the schema derive from these facts;
@@ -50,6 +51,7 @@ class Operation:
     name: str
     effect: str
     kind: Kind
+    verb: str
     writes: bool = False
     destructive: bool = False
     idempotent: bool = True
@@ -64,59 +66,60 @@ def _table(*ops: Operation) -> Mapping[str, Operation]:
     return MappingProxyType({op.name: op for op in ops})
 
 
-def _search(name: str, effect: str, *files: str) -> Operation:
-    return Operation(name, effect, "search", files=files)
+def _search(name: str, effect: str, verb: str, *files: str) -> Operation:
+    return Operation(name, effect, "search", verb, files=files)
 
 
-def _read(name: str, effect: str, *files: str) -> Operation:
-    return Operation(name, effect, "read", files=files)
+def _read(name: str, effect: str, verb: str, *files: str) -> Operation:
+    return Operation(name, effect, "read", verb, files=files)
 
 
 QUERY_OPERATIONS = _table(
-    _search("semantic_search", "searches the vault"),
-    _search("list_structure", "lists folders and notes", "path"),
-    _search("find_related", "finds notes related to a note", "referenceNote"),
-    _search("search_by_metadata", "filters notes by their properties"),
-    _search("recent_changes", "lists recently changed notes"),
+    _search("semantic_search", "searches the vault", "Search"),
+    _search("list_structure", "lists folders and notes", "List", "path"),
+    _search("find_related", "finds notes related to a note", "Related", "referenceNote"),
+    _search("search_by_metadata", "filters notes by their properties", "Filter"),
+    _search("recent_changes", "lists recently changed notes", "Recent"),
 )
 
 CONTEXT_OPERATIONS = _table(
-    _read("read_note", "reads a note", "target"),
-    _read("read_multiple", "reads several notes", "targets"),
-    _read("gather_related", "reads a note and its related notes", "target"),
-    _read("daily_note", "reads a daily note"),
-    _read("note_with_backlinks", "reads a note and the notes linking to it", "target"),
+    _read("read_note", "reads a note", "Read", "target"),
+    _read("read_multiple", "reads several notes", "Read", "targets"),
+    _read("gather_related", "reads a note and its related notes", "Gather", "target"),
+    _read("daily_note", "reads a daily note", "Daily"),
+    _read("note_with_backlinks", "reads a note and the notes linking to it", "Read", "target"),
 )
 
 _ONE = ("target",)
 _TWO = ("target", "destination")
 MANAGER_OPERATIONS = _table(
-    Operation("create_note", "creates a note", "create",
+    Operation("create_note", "creates a note", "create", "Create",
               writes=True, idempotent=False, files=_ONE, dry_run=True),
-    Operation("update_note", "replaces a note's text", "edit",
+    Operation("update_note", "replaces a note's text", "edit", "Write",
               writes=True, guarded=True, files=_ONE, dry_run=True),
-    Operation("edit_note", "changes part of a note", "edit",
+    Operation("edit_note", "changes part of a note", "edit", "Edit",
               writes=True, idempotent=False, files=_ONE, dry_run=True),
-    Operation("append_note", "adds text to a note", "edit",
+    Operation("append_note", "adds text to a note", "edit", "Append",
               writes=True, idempotent=False, guarded=True, files=_ONE, dry_run=True),
-    Operation("delete_note", "deletes a note (to the trash)", "delete",
+    Operation("delete_note", "deletes a note (to the trash)", "delete", "Delete",
               writes=True, destructive=True, idempotent=False, guarded=True, forgets=True,
               files=_ONE, dry_run=True),
-    Operation("move_note", "moves or renames a note and updates the links to it", "move",
+    Operation("move_note", "moves or renames a note and updates the links to it", "move", "Move",
               writes=True, destructive=True, idempotent=False, guarded=True, forgets=True,
               files=_TWO, dry_run=True, per_file=True),
-    Operation("create_folder", "creates a folder", "create",
+    Operation("create_folder", "creates a folder", "create", "Mkdir",
               writes=True, files=_ONE, dry_run=True),
-    Operation("delete_folder", "deletes a folder (to the trash)", "delete",
+    Operation("delete_folder", "deletes a folder (to the trash)", "delete", "DeleteFolder",
               writes=True, destructive=True, idempotent=False, files=_ONE, dry_run=True),
-    Operation("move_folder", "moves a folder and updates the links into it", "move",
+    Operation("move_folder", "moves a folder and updates the links into it", "move", "MoveFolder",
               writes=True, destructive=True, idempotent=False, files=_TWO, dry_run=True,
               per_file=True),
-    Operation("bulk_tag", "changes the tags of several notes", "edit",
+    Operation("bulk_tag", "changes the tags of several notes", "edit", "Tag",
               writes=True, destructive=True, files=("targets",), dry_run=True, per_file=True),
-    Operation("bulk_move", "moves several notes and updates the links to them", "move",
+    Operation("bulk_move", "moves several notes and updates the links to them", "move", "Move",
               writes=True, destructive=True, idempotent=False, files=("targets", "destination"),
               dry_run=True, per_file=True),
     Operation("bulk_update_metadata", "changes the properties of several notes", "edit",
-              writes=True, destructive=True, files=("targets",), dry_run=True, per_file=True),
+              "Properties", writes=True, destructive=True, files=("targets",), dry_run=True,
+              per_file=True),
 )  # fmt: skip
