@@ -25,9 +25,8 @@ Contract:
   (``ChangeSet.undone_by``, ``Journal.undone_by``) when its standing undo covers every change;
   ``undo`` refuses such a set. (A simplification: the standing undo counts for every older
   change, also those an earlier undo covered and an undo of that earlier undo brought back.)
-* ``missing_folders(root, path)`` names the folders a write to ``path`` would create
-  (``files.missing_parents``); the tools report each as a ``mkdir`` change after the write, so
-  undo can remove them again.
+* The tools record each folder a write created (``files.missing_parents`` names them before
+  it) as a ``mkdir`` change after the write, so undo can remove them again.
 * Agent runs are named ``run-`` and 12 hex digits (``new_run_id``), the other change sets
   12 hex digits.
 * ``Journal`` opens its connection on first use (a context that never writes never touches
@@ -51,7 +50,6 @@ from typing import Any, Literal
 
 from vaultpilot.errors import NotFoundError, StorageError
 from vaultpilot.memory.db import connect
-from vaultpilot.vault import files
 
 __all__ = [
     "ChangeKind",
@@ -60,7 +58,6 @@ __all__ = [
     "Journal",
     "active",
     "blob_hash",
-    "missing_folders",
     "new_run_id",
     "note",
     "recording",
@@ -91,11 +88,6 @@ def without_parent_folders(changes: Sequence[StoredChange]) -> tuple[StoredChang
         for i in range(1, len(parts))
     }
     return tuple(c for c in changes if not (c.kind == "mkdir" and c.path_after in inside))
-
-
-def missing_folders(root: Path, path: str) -> list[str]:
-    """The folders above ``path`` (vault-relative) that do not exist yet, outermost first."""
-    return files.missing_parents(root, path)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from vaultpilot.vault.files import (
     TextFormat,
     check_not_protected,
     encode_note,
+    missing_parents,
     normalize_rel_path,
 )
 from vaultpilot.vault.resolve import note_title as title_of
@@ -208,7 +209,7 @@ def log_change(
 def new_folders(ctx: ToolContext, path: str) -> list[str]:
     """The folders a write to ``path`` will create, outermost first (looked up only while the
     journal records: they are what undo removes again)."""
-    return journal.missing_folders(ctx.root, path) if journal.active(ctx.journal) else []
+    return missing_parents(ctx.root, path) if journal.active(ctx.journal) else []
 
 
 def log_folders(ctx: ToolContext, folders: list[str]) -> None:
