@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from vaultpilot.tools import ToolContext, notes
+from vaultpilot.tools import ToolContext
 from vaultpilot.tools.suggest import similar_notes
 
 from .conftest import read, write
@@ -30,12 +30,7 @@ def _suggested(ctx: ToolContext, name: str) -> str:
         ("Norway Fjord", "Travel/Norway Fjords.md"),
     ],
 )
-@pytest.mark.parametrize("large", [False, True])
-def test_read_note_suggests_only_real_matches(
-    ctx: ToolContext, name: str, expected: str, large: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if large:  # as on a vault too large to weigh every title: candidates from the index
-        monkeypatch.setattr(notes, "_ALL_TITLES", 0)
+def test_read_note_suggests_only_real_matches(ctx: ToolContext, name: str, expected: str) -> None:
     assert _suggested(ctx, name) == expected
 
 

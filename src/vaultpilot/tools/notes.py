@@ -13,9 +13,7 @@ from typing import Any
 
 from vaultpilot.errors import InvalidArgumentError, NotFoundError
 from vaultpilot.index.lookup import (
-    all_paths,
     note_bodies,
-    note_count,
     note_facts,
     note_outlines,
     notes_titled_near,
@@ -112,17 +110,10 @@ def around_match(body: str, snippet: str, chars: int = EXCERPT_CHARS) -> str:
     return ("…" if start > 0 else "") + text + ("…" if end < len(flat) else "")
 
 
-# Up to this many notes every title is a candidate for a suggestion; above, the titles holding a
-# word of the name or one spelled alike (``notes_titled_near``), so a miss costs the same on any
-# vault.
-_ALL_TITLES = 2_000
-
-
 def _suggest(ctx: ToolContext, name: str) -> str:
-    if note_count(ctx.conn) <= _ALL_TITLES:
-        candidates = all_paths(ctx.conn)
-    else:
-        candidates = notes_titled_near(ctx.conn, content_words(title_of(name)))
+    # Candidates from the index (titles or aliases holding a word of the name or one beginning
+    # alike), so a miss costs the same on any vault; ``similar_notes`` then keeps real matches.
+    candidates = notes_titled_near(ctx.conn, content_words(title_of(name)))
     found = similar_notes(name, candidates)
     return f" Similar notes: {', '.join(found)}." if found else ""
 
