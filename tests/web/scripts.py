@@ -92,7 +92,7 @@ async def recorded_run(run: Run) -> None:
     await run.emit(
         "approval_required", call_id="call_2", name="obsidian_vault_manager",
         operation="update_note", arguments=edit,
-        reason=ApprovalPolicy().reason("obsidian_vault_manager", "update_note", edit),
+        reason=ApprovalPolicy().reason("obsidian_vault_manager", "update_note"),
         diffs=[{"path": "Meetings/Retro.md", "diff": DIFF}],
     )  # fmt: skip
     decision = await run.approval()

@@ -31,7 +31,6 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal
 
-from vaultpilot.agent.steps import describe
 from vaultpilot.tools import TOOLS, get_tool
 from vaultpilot.tools.operations import Operation
 
@@ -100,16 +99,13 @@ class ApprovalPolicy:
                 return found
         return self.default
 
-    def reason(
-        self, tool: str, operation: str | None, arguments: Mapping[str, Any] | None = None
-    ) -> str:
-        """Why a call waits for approval, in one sentence a person reads: what it acts on (its
-        step label: ``Delete Inbox.md``) and what the operation does."""
+    def reason(self, tool: str, operation: str | None) -> str:
+        """What the call does, in one sentence for the person asked ("Deletes a note (to the
+        trash)."); what it acts on is the step's label (``agent.steps.describe``), which every
+        view shows beside it."""
         facts = _facts(tool, operation)
         if facts is not None:
-            label = describe(tool, arguments or {"operation": operation})
-            acts_on = f" {label['object']}" if label["object"] else ""
-            return f"{label['verb']}{acts_on}: {facts.effect}."
+            return f"{facts.effect[:1].upper()}{facts.effect[1:]}."
         what = f"{tool} {operation}" if operation else tool
         return f"{what} changes things outside the vault tools, so it asks first."
 

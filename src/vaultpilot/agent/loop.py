@@ -435,9 +435,7 @@ class _Run:
             ), "denied"
         if decision == "ask":
             reason = (
-                f"{what}: {ruled}."
-                if ruled
-                else self.agent.policy.reason(call.name, operation, arguments)
+                f"{what}: {ruled}." if ruled else self.agent.policy.reason(call.name, operation)
             )
             diffs = await self._preview(call.name, arguments)
             self.emit(ApprovalRequired(call.id, call.name, operation, arguments, reason, diffs))

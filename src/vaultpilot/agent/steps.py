@@ -23,17 +23,15 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from vaultpilot.agent.approvals import ApprovalPolicy
 from vaultpilot.agent.events import ApprovalMode, FileCount, StepKind, StepLabel
 from vaultpilot.errors import NotFoundError, VaultpilotError
 from vaultpilot.memory.journal import Journal, StoredChange, without_parent_folders
 from vaultpilot.tools.operations import Operation
 from vaultpilot.tools.registry import TOOLS
 from vaultpilot.tools.rules import VaultRules
-
-if TYPE_CHECKING:  # approvals words its question with ``describe``: no import cycle
-    from vaultpilot.agent.approvals import ApprovalPolicy
 
 __all__ = [
     "JournalCounts",

@@ -26,6 +26,8 @@ from typing import Any
 import mcp_types as types
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from vaultpilot.agent.steps import describe
+
 __all__ = ["Asked", "ask_person"]
 
 _KEY = "approval"
@@ -61,7 +63,9 @@ def _question(name: str, reason: str, arguments: Mapping[str, Any]) -> str:
     shown = json.dumps(arguments, ensure_ascii=False)
     if len(shown) > 600:
         shown = shown[:600] + "…"
-    return f"{reason}\nApprove {name} with {shown}?"
+    label = describe(name, arguments)
+    acts_on = f" {label['object']}" if label["object"] else ""
+    return f"{label['verb']}{acts_on}? {reason}\nThe call: {name} with {shown}"
 
 
 def _digest(name: str, arguments: Mapping[str, Any]) -> str:

@@ -173,7 +173,7 @@ async def call_tool(
     except ValidationError:
         valid = False  # run_tool explains it; a call that cannot run needs no approval
     decision = approvals.policy.decide(name, operation) if valid else "allow"
-    reason, by_rules = approvals.policy.reason(name, operation, arguments), False
+    reason, by_rules = approvals.policy.reason(name, operation), False
     if decision == "allow" and valid:  # the vault's rules may still ask (mode, ask folders)
         rules = await vault.run(lambda c: c.rules)
         asks = RunGuard(rules).needs_approval(name, arguments)

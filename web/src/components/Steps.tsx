@@ -266,15 +266,6 @@ export function approvalTitle(item: Approval, label: StepLabel | null): string {
   return label === null ? `Approve ${approvalSubject(item, label)}?` : `${approvalSubject(item, label)}?`;
 }
 
-/** The server's reason, less a first words that repeat the card's question (`Delete Inbox.md:
- * deletes a note` under `Delete Inbox.md?` reads `Deletes a note`). */
-export function reasonUnder(reason: string, subject: string): string {
-  if (!subject || !reason.startsWith(subject)) return reason;
-  const rest = reason.slice(subject.length).replace(/^\s*[:—–-]\s*/u, "");
-  if (rest === reason.slice(subject.length)) return reason; // not followed by a separator
-  return rest ? `${rest.charAt(0).toUpperCase()}${rest.slice(1)}` : reason;
-}
-
 /** How an answered card says what was decided, in the person's words. */
 function decisionText(d: Decision): string {
   if (d.approved) return `Approved${d.by === "override" ? " (with a result you gave)" : ""}`;
@@ -360,7 +351,7 @@ function ApprovalCard(props: { item: Approval; label: StepLabel | null; vault: s
         {summary !== null ? (
           <span class="what">{summary}</span>
         ) : (
-          <span class="reason">{label === null ? item.reason : reasonUnder(item.reason, approvalSubject(item, label))}</span>
+          <span class="reason">{item.reason}</span>
         )}
       </div>
       {item.diffs.length === 0 && summary === null && <pre class="json">{JSON.stringify(item.args, null, 2)}</pre>}
