@@ -22,7 +22,6 @@ from vaultpilot.contract.orchestrator import (
     list_process_tools,
     new_request,
     run_process,
-    split_command,
 )
 from vaultpilot.errors import InvalidArgumentError, NotFoundError
 from vaultpilot.memory.db import connect
@@ -99,15 +98,6 @@ def test_list_process_tools_with_schemas(conn: sqlite3.Connection) -> None:
         call_tool(conn, "obsidian_query_vault", "x", {})
     with pytest.raises(NotFoundError, match="No tool named 'nope'"):
         call_tool(conn, "nope", "x", {})
-
-
-def test_split_command() -> None:
-    assert split_command({"type": "read_note", "note_name": "A"}) == (
-        "read_note",
-        {"note_name": "A"},
-    )
-    with pytest.raises(InvalidArgumentError, match="must name its action in 'type'"):
-        split_command({"note_name": "A"})
 
 
 def test_a_foreign_program_speaking_the_contract(conn: sqlite3.Connection) -> None:

@@ -17,7 +17,6 @@ from vaultpilot.memory.registry import (
     ProcessTool,
     get_tool,
     list_tools,
-    remove_tool,
     upsert_tool,
 )
 
@@ -93,13 +92,10 @@ def test_bad_registrations_are_refused(conn: sqlite3.Connection) -> None:
         conn.execute("INSERT INTO tool_registry VALUES ('p', 'process', 'x', '{}', NULL, 0, 0)")
 
 
-def test_get_unknown_and_remove(conn: sqlite3.Connection) -> None:
+def test_get_unknown(conn: sqlite3.Connection) -> None:
     register_shipped(conn)
     with pytest.raises(NotFoundError, match=r"Registered tools: git_agent, obsidian_agent\."):
         get_tool(conn, "nope")
-    assert remove_tool(conn, "git_agent") is True
-    assert remove_tool(conn, "git_agent") is False
-    assert [t.name for t in list_tools(conn)] == ["obsidian_agent"]
 
 
 def test_register_shipped_is_idempotent(conn: sqlite3.Connection) -> None:

@@ -16,8 +16,7 @@
 * the approval policy (defaults from the tools' facts, then ``[approvals]``; ``auto_approve``
   for ``ask --yes``) and the run limits of the configuration.
 
-The caller owns ``ctx`` (and closes its connection) and may pass ``process_runner`` to replace
-the orchestrator (tests).
+The caller owns ``ctx`` (and closes its connection).
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ from vaultpilot.agent.config import AgentConfig
 from vaultpilot.agent.loop import Agent, RunLimits
 from vaultpilot.agent.model import ModelClient
 from vaultpilot.agent.prompt import build_system_prompt
-from vaultpilot.agent.toolset import CombinedTools, ProcessRunner, ProcessTools, ToolSet
+from vaultpilot.agent.toolset import CombinedTools, ProcessTools, ToolSet
 from vaultpilot.agent.vault_tools import VaultTools
 from vaultpilot.contract.catalog import register_shipped
 from vaultpilot.contract.orchestrator import Replied, list_process_tools, new_request, run_process
@@ -80,9 +79,7 @@ def system_prompt(tools: VaultTools, config: AgentConfig, *, note_token: str = "
     return build_system_prompt(tools.facts(), extra=config.instructions, guard=guard)
 
 
-def _process_tools(
-    vault: Path, data_root: Path, runner: ProcessRunner | None
-) -> ProcessTools | None:
+def _process_tools(vault: Path, data_root: Path) -> ProcessTools | None:
     memory = connect_memory(memory_db_path(data_root))
     try:
         register_shipped(memory)
@@ -91,10 +88,9 @@ def _process_tools(
         memory.close()
     if not offered:
         return None
-    if runner is None:
-        # The child finds the same data folder (and so the vault's write lock) as this process.
-        child_env = {**os.environ, DATA_DIR_ENV: str(data_root)}
-        runner = functools.partial(run_process_tool, env=child_env)
+    # The child finds the same data folder (and so the vault's write lock) as this process.
+    child_env = {**os.environ, DATA_DIR_ENV: str(data_root)}
+    runner = functools.partial(run_process_tool, env=child_env)
     return ProcessTools.for_vault(offered, runner, vault)
 
 
@@ -105,14 +101,13 @@ def build_agent(
     *,
     data_root: Path | None = None,
     auto_approve: bool = False,
-    process_runner: ProcessRunner | None = None,
 ) -> Agent:
     """The built-in agent on ``ctx``'s vault (see the module). ``data_root`` (the data folder
     holding memory.db) is needed for the process tools; without it none are offered."""
     vault_tools = VaultTools(ctx)
     tools: ToolSet = vault_tools
     if config.process_tools and data_root is not None:
-        process = _process_tools(ctx.root, data_root, process_runner)
+        process = _process_tools(ctx.root, data_root)
         if process is not None:
             tools = CombinedTools(vault_tools, process)
     policy = ApprovalPolicy(auto_approve=auto_approve).with_rules(config.approvals)

@@ -45,7 +45,6 @@ __all__ = [
     "ApprovalResolved",
     "ContextAttached",
     "ErrorEvent",
-    "EventKind",
     "FileCount",
     "FinishReason",
     "MessageAdded",
@@ -245,21 +244,6 @@ AgentEvent = (
     | ErrorEvent
     | RunFinished
 )
-EventKind = Literal[
-    "run_started",
-    "context_attached",
-    "status",
-    "thought",
-    "text_chunk",
-    "usage",
-    "message",
-    "tool_call",
-    "approval_required",
-    "approval_resolved",
-    "tool_result",
-    "error",
-    "run_finished",
-]
 
 
 _OPTIONAL = frozenset({"label", "files"})

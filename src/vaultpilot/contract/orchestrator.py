@@ -16,9 +16,7 @@ Contract:
 
 * ``list_process_tools(conn)`` and ``call_tool(conn, name, action, payload)`` are what an agent
   loop needs: the registered process tools with their payload schemas, and a call by name.
-  ``split_command`` turns a tool call in the schemas' tagged shape (``{"type": action, …}``) into
-  ``(action, payload)``. Call ``catalog.register_shipped(conn)`` once at start-up so the shipped
-  agents are listed.
+  Call ``catalog.register_shipped(conn)`` once at start-up so the shipped agents are listed.
 
 * The child never inherits our environment: it gets ``catalog.child_env(request.tool, env)``, a
   short allowlist picked from ``env`` (this process's environment when None) plus what that one
@@ -58,7 +56,6 @@ __all__ = [
     "list_process_tools",
     "new_request",
     "run_process",
-    "split_command",
 ]
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -226,16 +223,6 @@ def run_process(
 def list_process_tools(conn: sqlite3.Connection) -> list[ProcessTool]:
     """The registered process tools, by name, each with its payload schema and command."""
     return [t for t in list_tools(conn, kind="process") if isinstance(t, ProcessTool)]
-
-
-def split_command(command: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-    """``{"type": "read_note", "note_name": …}`` → ``("read_note", {"note_name": …})``."""
-    action = command.get("type")
-    if not isinstance(action, str) or not action:
-        raise InvalidArgumentError(
-            'A tool call must name its action in \'type\', e.g. {"type": "read_note", …}.'
-        )
-    return action, {k: v for k, v in command.items() if k != "type"}
 
 
 def call_tool(

@@ -72,7 +72,6 @@ __all__ = [
     "SyncPlan",
     "SyncReport",
     "fill_counts",
-    "plan_paths",
     "plan_sync",
     "sync_paths",
     "sync_vault",
@@ -299,15 +298,6 @@ def plan_sync(
     """What a full sync would do now: every file on disk compared with the index, nothing
     written (``on_disk`` lists the whole vault, which ``vaultpilot status`` counts)."""
     return _diff_vault(scan_vault(root, temp_files=temp_files), _indexed(conn))
-
-
-def plan_paths(conn: sqlite3.Connection, root: Path, paths: Iterable[str]) -> SyncPlan:
-    """Like ``plan_sync``, but looking at only ``paths`` (files or folders) on disk.
-
-    Everything else is taken to be as indexed; the watcher calls this with the paths it saw
-    change, so the cost follows the change, not the vault.
-    """
-    return _diff_paths(scan_paths(root, paths), _indexed(conn))
 
 
 # Worker-process state: set once per worker by the pool initializer.

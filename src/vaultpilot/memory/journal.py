@@ -65,7 +65,6 @@ __all__ = [
 ]
 
 ChangeKind = Literal["create", "update", "delete", "move", "mkdir"]
-Source = Literal["cli", "server", "mcp", "agent"]
 
 
 def blob_hash(data: bytes) -> str:

@@ -34,7 +34,6 @@ __all__ = [
     "ToolKind",
     "get_tool",
     "list_tools",
-    "remove_tool",
     "upsert_tool",
 ]
 
@@ -150,8 +149,3 @@ def list_tools(conn: sqlite3.Connection, *, kind: ToolKind | None = None) -> lis
     else:
         rows = conn.execute(_SELECT + " WHERE kind = ? ORDER BY name", (kind,))
     return [_from_row(r) for r in rows]
-
-
-def remove_tool(conn: sqlite3.Connection, name: str) -> bool:
-    """Forget a tool; returns False if it was not registered."""
-    return conn.execute("DELETE FROM tool_registry WHERE name = ?", (name,)).rowcount > 0

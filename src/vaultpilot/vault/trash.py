@@ -79,9 +79,9 @@ def _info_dir(trash_files: Path) -> Path | None:
     return trash_files.parent / "info" if trash_files.parent.name == "Trash" else None
 
 
-def move_to_trash(root: Path, rel: str, *, option: str | None = None) -> Trashed:
-    """Move a note or folder to the trash ``option`` names (see the module); returns where."""
-    chosen = option if option is not None else trash_option(root)
+def move_to_trash(root: Path, rel: str) -> Trashed:
+    """Move a note or folder to the trash the vault's settings name (see the module)."""
+    chosen = trash_option(root)
     if chosen != "system":
         trashed = files.move_to_trash(root, rel)
         note = (
