@@ -2,13 +2,10 @@
 
 ``hybrid_search(conn, text, embedder=..., vectors=...)`` ranks notes for a free-text query:
 
-* **keyword side** (``keyword_side.keyword_side``): FTS5 BM25 (title, aliases, headings, body
-  weighted as ``search.search``) for notes holding *any* of the query's words, English stop
-  words left out, so a question such as "when is the dentist appointment?" is not reduced to
-  notes containing "is" and "the". Notes holding every word rank first. Queries with Chinese,
-  Japanese or Korean text also use the trigram table, and accents are ignored, so non-English
-  text always ranks through here. Its cost does not grow with the vault: words held by more
-  than ``doclists.COMMON`` notes are not scored by BM25 (see ``keyword_side.keyword_side``).
+* **keyword side** (``keyword_side.keyword_side``): BM25 for notes holding *any* of the query's
+  words, English stop words left out (so "when is the dentist appointment?" is not reduced to
+  notes containing "is" and "the"), notes holding every word first. CJK text goes through the
+  trigram table and accents are ignored, so non-English text always ranks through here.
 * **vector side**: the query's embedding against every embedded chunk (``vectors.VectorIndex``);
   a note scores by its best chunk, whose heading and text become the snippet.
 * **fusion**: a 40/60 keyword/vector blend of each side's min-max normalised score (``Fusion``;
@@ -145,15 +142,15 @@ _NOTHING_EMBEDDED = (
 def _vector_index(
     conn: sqlite3.Connection, embedder: Embedder | None, vectors: VectorIndex | VectorCache | None
 ) -> tuple[VectorIndex | None, str | None]:
+    index = vectors.get(conn) if isinstance(vectors, VectorCache) else vectors
+    if index is None:
+        return None, _NOTHING_EMBEDDED
     if embedder is None:
         return None, "no embedding model is configured or built; ranked by keywords only"
     try:
         model = ModelInfo(embedder.model_name, int(embedder.dimension))
     except EmbeddingServiceError as err:  # a remote embedder asks its server for the dimension
         return None, f"{err} Ranked by keywords only."
-    index = vectors.get(conn) if isinstance(vectors, VectorCache) else vectors
-    if index is None:
-        return None, _NOTHING_EMBEDDED
     if index.model != model:
         return None, (
             f"the notes were embedded with {index.model.name}, not {model.name}; run "

@@ -477,7 +477,6 @@ def sync_vault(
     root = root.resolve()
     if rebuild or _built_with_other_rules(conn):
         _clear_index(conn)
-    # Every file is stat'ed, but only folders whose stamp changed are compared file by file.
     scan = scan_folders(root, read_stamps(conn), temp_files=temp_files)
     report = _sync(conn, root, lambda c: _diff_folders(scan, c), workers=workers, progress=progress)
     return _finish(conn, report, counts=counts, started=started)
@@ -492,12 +491,8 @@ def sync_paths(
     counts: bool = False,
 ) -> SyncReport:
     """Sync only ``paths`` (vault paths of files or folders that were added, changed, moved or
-    removed); the rest of the index is trusted.
-
-    The result equals ``sync_vault`` whenever every change on disk is among ``paths`` (or under
-    one of them): the same plan is written the same way, and links that name an added or removed
-    file are resolved again across the whole index.
-    """
+    removed); the rest of the index is trusted. The result equals ``sync_vault`` whenever every
+    change on disk is among ``paths`` or under one of them (see the module)."""
     started = time.perf_counter()
     root = root.resolve()
     seen = scan_paths(root, paths)

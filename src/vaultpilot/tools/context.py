@@ -4,13 +4,11 @@
 passed to every call. It owns no resources: whoever opened the connection closes it.
 
 * ``fresh()`` brings the index up to date with the vault. Read tools call it first (unless
-  ``sync_before_read`` is off because a file watcher keeps the index fresh), and write tools call
-  it before planning and again after writing, so a search right after a write sees the change.
-  A write names what it changed: ``fresh(force=True, paths=[...])`` (every path it created,
-  changed, deleted, both sides of a move, and the notes whose links it rewrote; ``paths=()``
-  before planning, when it has changed nothing yet). Without an ``upkeep`` that is a full sync
-  as before; a long-running process whose watcher is live syncs just those paths (the watcher
-  keeps the rest fresh). ``fresh(force=True)`` without ``paths`` always syncs the whole vault.
+  ``sync_before_read`` is off because a file watcher keeps the index fresh); write tools call
+  it before planning (``paths=()``) and after writing with every path they changed (both sides
+  of a move, and the notes whose links they rewrote), so a search right after a write sees the
+  change. Without an ``upkeep`` it syncs the whole vault and removes the ``.vaultpilot-*.tmp``
+  files a killed write left, when the write lock is free (``sync_index``).
 * ``semantic`` (optional) gives the vector side: an embedder loaded on first use and the vector
   cache. With it, ``semantic_search`` uses hybrid ranking and related notes count similar
   meaning; without it both use keywords only. ``ranker`` can replace the ranking entirely.
@@ -23,17 +21,14 @@ passed to every call. It owns no resources: whoever opened the connection closes
   (``memory.journal``); ``open_context`` opens the data root's memory.db when the index lives
   in it (``<root>/vaults/<vault>/index.db``). ``change_set`` makes every call join that change
   set (an agent run's id) instead of making one per call. Without a journal nothing is recorded.
-* ``fresh()`` also removes ``.vaultpilot-*.tmp`` files left by a killed write, when the write
-  lock is free (so no write is in progress); the sync's own walk finds them (``sync_index``).
 * ``rules`` are the person's rules for the vault (``tools.rules``: denied, read-only and private
   notes, the run mode), read by ``open_context`` from config.toml unless given; the registry
-  enforces them on every call. ``read_rules`` is the one place they are read from the file
-  (``open_context``, the server's vaults and ``tools.session.VaultRuntime`` all call it).
+  enforces them on every call. ``read_rules`` is the one place they are read from the file.
 * ``upkeep`` (optional) is set by a long-running process's ``tools.session.VaultRuntime``: then
   ``fresh()`` and ``writing()`` go through it, so the index is synced on the process's one
   writer connection (``conn`` may then be a read-only connection of the calling thread), reads
-  skip the sync while a file watcher keeps the index fresh, and writes take the process's write
-  turn (one at a time) before the vault's write lock.
+  skip the sync while a file watcher keeps the index fresh (a write syncs just its paths), and
+  writes take the process's write turn (one at a time) before the vault's write lock.
 """
 
 from __future__ import annotations
@@ -133,11 +128,8 @@ class ToolContext:
 
 def read_rules(vault: Path, config: Path | None) -> VaultRules:
     """The person's rules for ``vault``: the ``[rules]`` table of the config file ``config``
-    (``configfile.config_path()`` for the default one; None: no file, so the defaults).
-
-    The one reader of rules from config.toml. A file that cannot be read, is not TOML or has a
-    bad ``[rules]`` setting is a ``SetupError`` naming the file and what to change.
-    """
+    (None: no file, so the defaults). A file that cannot be read, is not TOML or has a bad
+    ``[rules]`` setting is a ``SetupError`` naming the file and what to change."""
     if config is None:
         return load_rules({}, vault)
     return load_rules(read_config(config), vault, where=str(config))
@@ -156,7 +148,7 @@ def open_context(root: Path, db_path: Path, **options: object) -> ToolContext:
     source = str(options.pop("source", "cli"))
     if "journal" not in options and db_path.parent.parent.name == "vaults":
         options["journal"] = Journal(memory_db_path(db_path.parents[2]), source=source)
-    if "rules" not in options:  # the person's rules for this vault, from config.toml
+    if "rules" not in options:
         options["rules"] = read_rules(real, config_path())
     semantic = options.get("semantic")
     if isinstance(semantic, Semantic) and "ranker" not in options:
