@@ -116,10 +116,8 @@ class HybridHit:
     heading: str  # heading path of the best chunk ("" when it came from keywords only)
     score: float  # the fused score
     keyword_rank: int | None  # 1-based rank on each side, None when that side missed it
-    keyword_score: float | None  # BM25, higher is better
     vector_rank: int | None
     vector_score: float | None  # cosine similarity of the note's best chunk
-    graph_score: float | None
     held: float = 0.0  # idf-weighted share of the query's words the note holds
     in_title: float = 0.0  # the same, in its title or aliases
 
@@ -142,15 +140,15 @@ _NOTHING_EMBEDDED = (
 def _vector_index(
     conn: sqlite3.Connection, embedder: Embedder | None, vectors: VectorIndex | VectorCache | None
 ) -> tuple[VectorIndex | None, str | None]:
-    index = vectors.get(conn) if isinstance(vectors, VectorCache) else vectors
-    if index is None:
-        return None, _NOTHING_EMBEDDED
     if embedder is None:
         return None, "no embedding model is configured or built; ranked by keywords only"
     try:
         model = ModelInfo(embedder.model_name, int(embedder.dimension))
     except EmbeddingServiceError as err:  # a remote embedder asks its server for the dimension
         return None, f"{err} Ranked by keywords only."
+    index = vectors.get(conn) if isinstance(vectors, VectorCache) else vectors
+    if index is None:
+        return None, _NOTHING_EMBEDDED
     if index.model != model:
         return None, (
             f"the notes were embedded with {index.model.name}, not {model.name}; run "
@@ -233,9 +231,9 @@ def _vector_side(
 
 def _add_graph(
     conn: sqlite3.Connection, fused: dict[int, float], ids: set[int] | None, fusion: Fusion
-) -> dict[int, float]:
-    """Rank the notes linked to or from the best fused ones, add that ranking to ``fused``,
-    and return the link scores (within the filter ``ids``)."""
+) -> None:
+    """Rank the notes linked to or from the best fused ones (within the filter ``ids``) and
+    add that ranking to ``fused``."""
     seeds = sorted(fused.items(), key=lambda kv: -kv[1])[: fusion.graph_seeds]
     top = seeds[0][1]
     graph = _graph_scores(conn, [(fid, s / top) for fid, s in seeds])
@@ -243,7 +241,6 @@ def _add_graph(
         graph = {fid: s for fid, s in graph.items() if fid in ids}
     ranked = sorted(graph, key=lambda fid: (-graph[fid], fid))
     _rrf(ranked, fusion.graph, fusion.k, fused)
-    return graph
 
 
 def _words_are_a_match(
@@ -357,9 +354,8 @@ def hybrid_search(
     else:
         _rrf([h.file_id for h in kw_hits], fusion.keyword, fusion.k, fused)
         _rrf([m.file_id for m in vec_hits], fusion.vector, fusion.k, fused)
-    graph: dict[int, float] = {}
     if fusion.graph > 0 and mode == "hybrid" and len(fused) > 1:
-        graph = _add_graph(conn, fused, ids, fusion)
+        _add_graph(conn, fused, ids, fusion)
     order = sorted(fused, key=lambda fid: (-fused[fid], fid))
     if mode != "hybrid":
         order = [fid for fid in order if fid in kw_rank or fid in vec_rank]
@@ -399,7 +395,7 @@ def hybrid_search(
     total = max(kw_total + similar, len(chosen))
     if calibrated and fusion.threshold > 0:
         total = len(order)
-    described = _describe(conn, text, chosen, fused, kw_rank, vec_rank, graph)
+    described = _describe(conn, text, chosen, fused, kw_rank, vec_rank)
     hits = _with_evidence(described, probability, cosines, held)
     return HybridResult(hits, total, sides, notice if mode != "keyword" else None, calibrated)
 
@@ -434,7 +430,6 @@ def _describe(
     fused: dict[int, float],
     kw_rank: dict[int, tuple[int, KeywordHit]],
     vec_rank: dict[int, tuple[int, ChunkMatch]],
-    graph: dict[int, float],
 ) -> list[tuple[int, HybridHit]]:
     """(file id, hit) for each chosen note still in the index, relevance left at 0."""
     if not chosen:
@@ -478,10 +473,8 @@ def _describe(
                 heading=heading,
                 score=fused[fid],
                 keyword_rank=kr[0] if kr else None,
-                keyword_score=kr[1].score if kr else None,
                 vector_rank=vr[0] if vr else None,
                 vector_score=vr[1].score if vr else None,
-                graph_score=graph.get(fid),
         )))  # fmt: skip
     return out
 
