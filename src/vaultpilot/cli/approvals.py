@@ -32,7 +32,6 @@ _VAULT_TOOLS = {tool.name: tool for tool in TOOLS}
 class Choice:
     kind: Literal["yes", "always", "some", "no"]
     reason: str | None = None
-    automatic: bool = False  # given without asking (don't-ask-again, or auto mode)
     files: tuple[str, ...] = ()  # "some": the files to change
 
 
@@ -81,9 +80,9 @@ class Approver:
 
     def preapproved(self, event: ApprovalRequired) -> Choice | None:
         if self.mode == "auto":
-            return Choice("yes", automatic=True)
+            return Choice("yes")
         if (event.name, event.operation) in self.allowed:
-            return Choice("yes", automatic=True)
+            return Choice("yes")
         return None
 
     async def answer(self, event: ApprovalRequired, ask: Ask) -> Choice | None:

@@ -31,7 +31,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -75,7 +74,6 @@ class Replied:
 
     response: ActionResponse
     stderr: str
-    duration_ms: float
     kind: Literal["replied"] = "replied"
 
 
@@ -88,7 +86,6 @@ class Failed:
     exit_code: int | None
     stdout: str
     stderr: str
-    duration_ms: float
     kind: Literal["failed"] = "failed"
 
 
@@ -157,11 +154,6 @@ def run_process(
     """
     name = request.tool
     child = child_env(name, os.environ if env is None else env)
-    started = time.perf_counter()
-
-    def elapsed() -> float:
-        return round((time.perf_counter() - started) * 1000, 2)
-
     program = command[0] if command else "no command"
     try:
         with map_os_errors(program, f"start '{name}' from", _SPAWN, advice=_SPAWN_ADVICE):
@@ -175,10 +167,10 @@ def run_process(
                 start_new_session=os.name == "posix",
             )
     except ExternalError as exc:
-        return Failed("spawn", exc.message, None, "", "", elapsed())
+        return Failed("spawn", exc.message, None, "", "")
     except ValueError as exc:  # e.g. a NUL character in the command
         message = f"Could not start '{name}' from '{program}': {exc}. {_SPAWN_ADVICE}"
-        return Failed("spawn", message, None, "", "", elapsed())
+        return Failed("spawn", message, None, "", "")
     try:
         out, err = proc.communicate(request.model_dump_json().encode("utf-8"), timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -190,7 +182,6 @@ def run_process(
             proc.returncode,
             out.decode("utf-8", errors="replace"),
             stderr,
-            elapsed(),
         )
     stdout = out.decode("utf-8", errors="replace")
     stderr = err.decode("utf-8", errors="replace")
@@ -199,25 +190,25 @@ def run_process(
         how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
         tail = _tail(stderr)
         message = f"'{name}' {how}" + (f"; its stderr ends with:\n{tail}" if tail else ".")
-        return Failed("exit", message, code, stdout, stderr, elapsed())
+        return Failed("exit", message, code, stdout, stderr)
     if not out.strip():
         message = f"'{name}' exited without writing a reply on stdout."
-        return Failed("not_json", message, code, stdout, stderr, elapsed())
+        return Failed("not_json", message, code, stdout, stderr)
     try:
         value = load_json(out)
     except InvalidArgumentError as exc:
         message = f"'{name}' did not reply with one JSON object on stdout: {exc}."
-        return Failed("not_json", message, code, stdout, stderr, elapsed())
+        return Failed("not_json", message, code, stdout, stderr)
     if not isinstance(value, dict):
         message = f"'{name}' replied with a JSON {json_type(value)}, not an ActionResponse object."
-        return Failed("schema", message, code, stdout, stderr, elapsed())
+        return Failed("schema", message, code, stdout, stderr)
     try:
         response = ActionResponse.model_validate(value)
     except ValidationError as exc:
         message = f"'{name}' replied with JSON that is not an ActionResponse: "
         message += describe_errors(exc, where="the reply") + "."
-        return Failed("schema", message, code, stdout, stderr, elapsed())
-    return Replied(response, stderr, elapsed())
+        return Failed("schema", message, code, stdout, stderr)
+    return Replied(response, stderr)
 
 
 def list_process_tools(conn: sqlite3.Connection) -> list[ProcessTool]:

@@ -43,7 +43,6 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class Trashed:
     path: str  # '.trash/...' inside the vault, or an absolute path in the system trash
-    system: bool
     note: str | None = None  # said in the result: why it is where it is
 
 
@@ -90,14 +89,14 @@ def move_to_trash(root: Path, rel: str) -> Trashed:
             if chosen == "none"
             else None
         )
-        return Trashed(trashed, False, note)
+        return Trashed(trashed, note)
     target = system_trash()
     src = files.confine(root, rel, write=True)
     why = _unusable(target, src)
     if why is not None or target is None:
         trashed = files.move_to_trash(root, rel)
-        return Trashed(trashed, False, f"The system trash {why}, so it went to .trash/.")
-    return Trashed(str(_into(target, src)), True, "It is in the system trash.")
+        return Trashed(trashed, f"The system trash {why}, so it went to .trash/.")
+    return Trashed(str(_into(target, src)), "It is in the system trash.")
 
 
 def _unusable(target: Path | None, src: Path) -> str | None:
