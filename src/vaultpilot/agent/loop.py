@@ -28,10 +28,7 @@ Tool calls, one at a time:
 * the tool runs in a worker thread (tools are synchronous; ``VaultTools`` serialises access to
   its SQLite connection).
 
-What a person is shown of each call comes with its events (``agent.steps``): ``tool_call``
-carries its label, ``tool_result`` its outcome and, after a vault-tool write, the files it
-changed with their line counts, read back from the run's change set in the vault tools' change
-journal (none without a journal). ``run_started`` carries the run's approval mode.
+What a person is shown of each call travels with its events (``agent.steps``; see ``events``).
 
 A ``StepGate`` pauses a run at its next step boundary: before the next model call the loop
 emits ``status`` "Paused before step N ..." and waits until the gate is resumed (then ``status``

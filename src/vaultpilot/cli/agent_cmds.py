@@ -11,13 +11,8 @@ conversation in memory.db.
 * ``chat``: one conversation, message after message (``--resume ID``, ``--continue`` for the
   latest with its transcript, ``--list`` to list them); see ``cli.chat`` for the prompt and the
   slash commands.
-* Runs are shown by ``cli.agent_view`` and run by ``cli.agent_session.run_once``: Ctrl-C during
-  a run interrupts the run, not the program; destructive steps (and git_agent's
-  ``git_add``/``git_commit``) ask Yes / Yes, don't ask again in this run / No, and why, unless
-  ``--yes``. A first run that failed before the model said anything is not kept.
-* The agent is built by ``agent.build.build_agent``, as the server's is: the vault tools, the
-  process tools bound to the run's vault (git_agent's ``repo_path`` is the vault, whatever the
-  model sends), the configured instructions, approval rules and limits.
+* Runs are shown by ``cli.agent_view`` and run by ``cli.agent_session.run_once`` (Ctrl-C,
+  approvals); destructive steps (and git_agent's ``git_add``/``git_commit``) ask unless ``--yes``.
 """
 
 from __future__ import annotations

@@ -168,24 +168,15 @@ def filter_sql(filt: NoteFilter) -> tuple[str, list[object]]:
         sql, pargs = _property_sql(cond)
         where.append(sql)
         args.extend(pargs)
-    if filt.modified_from_ns is not None:
-        where.append("f.mtime_ns >= ?")
-        args.append(filt.modified_from_ns)
-    if filt.modified_to_ns is not None:
-        where.append("f.mtime_ns <= ?")
-        args.append(filt.modified_to_ns)
-    if filt.created_from is not None:
-        where.append(f"{_CREATED} >= ?")
-        args.append(filt.created_from)
-    if filt.created_to is not None:
-        where.append(f"{_CREATED} <= ?")
-        args.append(filt.created_to)
-    if filt.date_from is not None:
-        where.append(f"{_NOTE_DATE} >= ?")
-        args.append(filt.date_from)
-    if filt.date_to is not None:
-        where.append(f"{_NOTE_DATE} <= ?")
-        args.append(filt.date_to)
+    bounds = (
+        ("f.mtime_ns >= ?", filt.modified_from_ns), ("f.mtime_ns <= ?", filt.modified_to_ns),
+        (f"{_CREATED} >= ?", filt.created_from), (f"{_CREATED} <= ?", filt.created_to),
+        (f"{_NOTE_DATE} >= ?", filt.date_from), (f"{_NOTE_DATE} <= ?", filt.date_to),
+    )  # fmt: skip
+    for sql, value in bounds:
+        if value is not None:
+            where.append(sql)
+            args.append(value)
     return " AND ".join(where), args
 
 
