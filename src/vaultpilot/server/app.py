@@ -463,6 +463,8 @@ def create_app(
         lock_wait=settings.write_lock_wait,
         watch=settings.watch,
         rules=lambda root: read_rules(root, settings.config_path),
+        # The children load the default embedder themselves: another one stays in this process.
+        read_workers=settings.read_workers if embedder is select_embedder else 0,
     )
     runs = Runs(
         settings=settings,
@@ -491,6 +493,7 @@ def create_app(
             await asyncio.to_thread(handle.open)
             if settings.background_embedding:
                 handle.start_embedding(poll=settings.rescan_interval)
+            await handle.start_readers()
         try:
             async with mcp_http.running():
                 yield
@@ -498,6 +501,7 @@ def create_app(
             await runs.shutdown()
             runs.close()
             for handle in vaults.handles():
+                await handle.stop_readers()
                 await asyncio.to_thread(handle.close)
             await _close_model(built)
 

@@ -45,10 +45,11 @@ from vaultpilot.index.db import connect
 from vaultpilot.index.embedding.base import Embedder
 from vaultpilot.index.semantic import EmbeddingStatus, embedding_status, select_embedder
 from vaultpilot.index.vectors import VectorCache
+from vaultpilot.server.readers import ReadWorkers
 from vaultpilot.tools import ToolContext, ToolOutcome
 from vaultpilot.tools.rules import VaultRules
 from vaultpilot.tools.semantic import Semantic
-from vaultpilot.tools.session import LiveInfo, VaultRuntime
+from vaultpilot.tools.session import LiveInfo, VaultRuntime, writes
 from vaultpilot.vault.lock import DEFAULT_WAIT
 
 __all__ = ["VaultHandle", "Vaults"]
@@ -75,6 +76,7 @@ class VaultHandle:
         lock_wait: float = DEFAULT_WAIT,
         watch: bool = True,
         rules: VaultRules | None = None,
+        read_workers: int = 0,
     ) -> None:
         self.vault_id = vault_id
         self.root = root
@@ -92,6 +94,11 @@ class VaultHandle:
         # Its own worker threads, so writes waiting for the write turn never leave reads without
         # one (the runtime bounds how many calls run at once).
         self._pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix=f"vault-{vault_id}")
+        self._readers = (
+            ReadWorkers(root, db_path, rules=self.runtime.rules, count=read_workers, name=vault_id)
+            if read_workers > 0
+            else None
+        )
         # A read-only connection of its own for coverage counts (~20 ms at 50k chunks), so
         # status requests never wait for tool calls.
         self._status_lock = threading.Lock()
@@ -128,9 +135,28 @@ class VaultHandle:
         return await loop.run_in_executor(self._pool, self.runtime.call, fn)
 
     async def run_tool(self, name: str, arguments: Mapping[str, Any] | None) -> ToolOutcome:
-        """Run one vault tool in a worker thread; its facts say whether it takes the write turn."""
+        """Run one vault tool: a read in a read worker process while the index is live, else
+        in a worker thread; the tool's facts say whether it takes the write turn."""
+        if self._readers is not None and self.runtime.live() and not writes(name, arguments):
+            outcome = await self._readers.call(name, arguments)
+            if outcome is not None:
+                return outcome
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pool, self.runtime.call_tool, name, arguments)
+
+    async def start_readers(self) -> None:
+        """Start the read worker processes, if any (they take calls once each is ready)."""
+        if self._readers is not None:
+            await self._readers.start()
+
+    @property
+    def readers(self) -> ReadWorkers | None:
+        """The read worker processes (None when reads run in this process)."""
+        return self._readers
+
+    async def stop_readers(self) -> None:
+        if self._readers is not None:
+            await self._readers.close()
 
     def open_run_context(self) -> ToolContext:
         """A private context for one agent run; the caller closes ``ctx.conn``."""
@@ -182,8 +208,10 @@ class Vaults:
         lock_wait: float = DEFAULT_WAIT,
         watch: bool = True,
         rules: Callable[[Path], VaultRules] | None = None,
+        read_workers: int = 0,
     ) -> None:
-        """``rules`` gives a vault's rules (the server's config file); None reads them from
+        """``read_workers`` processes per vault run read tool calls (see ``server.readers``).
+        ``rules`` gives a vault's rules (the server's config file); None reads them from
         the default config file. Either way they are read here, once, at start-up: a change to
         ``[rules]`` in config.toml takes effect when the server restarts."""
         self._by_id = {
@@ -195,6 +223,7 @@ class Vaults:
                 lock_wait=lock_wait,
                 watch=watch,
                 rules=rules(root) if rules is not None else None,
+                read_workers=read_workers,
             )
             for vid, root in vaults.items()
         }

@@ -69,7 +69,7 @@ from vaultpilot.tools.rules import VaultRules
 from vaultpilot.tools.semantic import Semantic
 from vaultpilot.vault.lock import DEFAULT_WAIT, write_lock
 
-__all__ = ["IndexState", "LiveInfo", "VaultRuntime", "live_session"]
+__all__ = ["IndexState", "LiveInfo", "VaultRuntime", "live_session", "writes"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -261,9 +261,7 @@ class VaultRuntime:
 
     def call_tool(self, name: str, arguments: Mapping[str, Any] | None) -> ToolOutcome:
         """Run one vault tool; a write operation (by the tool's facts) takes the turn first."""
-        tool = _BY_NAME.get(name)
-        operation = tool.operation(arguments) if tool is not None else None
-        write = operation is None or operation.writes  # an unknown one fails in validation
+        write = writes(name, arguments)
         return self.call(lambda ctx: run_tool(ctx, name, arguments), write=write)
 
     def open_run_context(self, *, source: str = "agent") -> ToolContext:
@@ -277,6 +275,14 @@ class VaultRuntime:
             rules=self.rules,
         )
         return replace(ctx, upkeep=_RunUpkeep(self))
+
+
+def writes(name: str, arguments: Mapping[str, Any] | None) -> bool:
+    """Whether a call of tool ``name`` may write, by its facts (an unknown tool or operation
+    counts as a write: it fails in validation, on the write path)."""
+    tool = _BY_NAME.get(name)
+    operation = tool.operation(arguments) if tool is not None else None
+    return operation is None or operation.writes
 
 
 class _CallUpkeep:
