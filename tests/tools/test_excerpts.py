@@ -3,9 +3,12 @@ excerpt showed ``[[**Database** **Migration**|...]]``, which is no longer a link
 
 from __future__ import annotations
 
+import random
 import re
 
+from vaultpilot.index.queries import highlight
 from vaultpilot.tools import ToolContext, is_error
+from vaultpilot.tools.notes import around_match, excerpt_of
 
 from .conftest import query, write
 
@@ -19,3 +22,66 @@ def test_detailed_excerpt_keeps_links_whole(ctx: ToolContext) -> None:
     excerpt = next(r["excerpt"] for r in result["results"] if r["path"] == "Hangar Log.md")
     assert not _BROKEN.search(excerpt), excerpt
     assert "**[[Zeppelin Hangar|the hangar]]**" in excerpt
+
+
+# The excerpts tidy only the lines around what they show; on any note they must read as if the
+# whole note had been tidied (the definitions below, kept plain on purpose).
+_SPACE = re.compile(r"\s+")
+_MARK = re.compile(r"^[ ]{0,3}#{1,6}[ \t]+", re.MULTILINE)
+
+
+def _whole_excerpt(body: str, title: str, chars: int = 300) -> str:
+    text = body.lstrip()
+    first, _, rest = text.partition("\n")
+    if first.lstrip("# ").strip().lower() == title.lower() and first.startswith("#"):
+        text = rest
+    text = _SPACE.sub(" ", _MARK.sub("", text)).strip()
+    if len(text) <= chars:
+        return text
+    cut = text.rfind(" ", 0, chars)
+    return text[: cut if cut > chars // 2 else chars].rstrip(" ,;:") + "…"
+
+
+def _whole_around(body: str, words: list[str], chars: int = 300) -> str:
+    flat = _SPACE.sub(" ", _MARK.sub("", body))
+    low = flat.lower()
+    at = min(i for i in (low.find(w.lower()) for w in words) if i >= 0)
+    start = max(flat.rfind(" ", 0, max(at - chars // 3, 0)) + 1, 0) if at > chars // 3 else 0
+    end = flat.find(" ", start + chars)
+    end = len(flat) if end < 0 else end
+    text = highlight(flat[start:end].strip(), words)
+    return ("…" if start > 0 else "") + text + ("…" if end < len(flat) else "")
+
+
+def _notes(seed: int) -> list[str]:
+    rng = random.Random(seed)
+    vocab = ["alpha", "Beta", "gamma", "[[Delta note]]", "epsilon,", "zeta.", "eta", "theta;"]
+    notes = []
+    for _ in range(300):
+        lines = []
+        for _ in range(rng.randrange(1, 200)):
+            mark = rng.choice(["", "", "", "# ", "## ", "   ### ", "- ", "\t", "\xa0", "\u2028"])
+            picks = range(rng.randrange(0, 25))
+            words = " ".join("Omega" if rng.random() < 0.003 else rng.choice(vocab) for _ in picks)
+            lines.append(mark + words + rng.choice(["", " ", "  \t"]))
+        notes.append("\n".join(lines) + rng.choice(["", "\n", "\n\n"]))
+    return notes
+
+
+def test_excerpt_of_reads_as_the_whole_note_tidied() -> None:
+    for body in _notes(1):
+        for title in ("Alpha", "gamma eta", "Nothing"):
+            assert excerpt_of(body, title) == _whole_excerpt(body, title)
+
+
+def test_around_match_reads_as_the_whole_note_tidied() -> None:
+    checked = far = 0
+    for body in _notes(2):
+        for words in (["zeta"], ["theta", "eta"], ["Delta"], ["omega"], ["omega", "Delta"]):
+            if words[0].lower() not in body.lower():
+                continue
+            snippet = " ".join(f"**{w}**" for w in words)
+            assert around_match(body, snippet) == _whole_around(body, words)
+            checked += 1
+            far += body.lower().find(words[0].lower()) > 2000  # past the lines tidied first
+    assert checked > 500 and far > 50

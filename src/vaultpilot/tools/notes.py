@@ -76,11 +76,16 @@ def created_of(props: dict[str, Any]) -> str | None:
 
 def excerpt_of(body: str, title: str, chars: int = EXCERPT_CHARS) -> str:
     """The start of a note's body as one line, without its title heading, cut at a word."""
-    text = body.lstrip()
-    first, _, rest = text.partition("\n")
-    if first.lstrip("# ").strip().lower() == title.lower() and first.startswith("#"):
-        text = rest
-    text = _SPACE.sub(" ", _HEADING_MARK.sub("", text)).strip()
+    whole = body.lstrip()
+    # Only the start is shown: tidy the whole lines that hold it, not the whole note (the same
+    # text, as a heading mark only starts a line; the whole note when that is too little).
+    cut = whole.find("\n", 4 * chars)
+    for part in (whole[:cut], whole) if cut > 0 else (whole,):
+        first, _, rest = part.partition("\n")
+        titled = first.lstrip("# ").strip().lower() == title.lower() and first.startswith("#")
+        text = _flat(rest if titled else part).strip()
+        if len(text) > chars:
+            break
     if len(text) <= chars:
         return text
     cut = text.rfind(" ", 0, chars)
@@ -96,10 +101,22 @@ def around_match(body: str, snippet: str, chars: int = EXCERPT_CHARS) -> str:
     Falls back to the snippet itself when the word can't be found (e.g. matched without its
     accents).
     """
-    words = _MARKED.findall(snippet)
-    flat = _SPACE.sub(" ", _HEADING_MARK.sub("", body))
+    words = [w.lower() for w in _MARKED.findall(snippet)]
+    # Tidy only the whole lines around the first match, not the whole note (notes run to
+    # megabytes; a result shows ~300 characters of one).
+    raw_low = body.lower()
+    first = min((i for i in (raw_low.find(w) for w in words) if i >= 0), default=-1)
+    if first < 0:
+        return _SPACE.sub(" ", unmark_links(snippet)).strip()
+    a, b = 0, len(body)
+    if len(raw_low) == len(body):  # lower() kept every offset
+        reach = 4 * chars
+        a = body.rfind("\n", 0, first - reach) + 1 if first > reach else 0
+        b = body.find("\n", first + reach)
+        b = len(body) if b < 0 else b
+    flat = _flat(body[a:b])
     low = flat.lower()
-    at = min((i for i in (low.find(w.lower()) for w in words) if i >= 0), default=-1)
+    at = min((i for i in (low.find(w) for w in words) if i >= 0), default=-1)
     if at < 0:
         return _SPACE.sub(" ", unmark_links(snippet)).strip()
     start = max(flat.rfind(" ", 0, max(at - chars // 3, 0)) + 1, 0) if at > chars // 3 else 0
@@ -107,7 +124,19 @@ def around_match(body: str, snippet: str, chars: int = EXCERPT_CHARS) -> str:
     end = len(flat) if end < 0 else end
     text = flat[start:end].strip()
     text = highlight(text, words)  # never inside a [[link]] or a link's destination
-    return ("…" if start > 0 else "") + text + ("…" if end < len(flat) else "")
+    before = start > 0 or a > 0
+    return ("…" if before else "") + text + ("…" if end < len(flat) or b < len(body) else "")
+
+
+def _flat(text: str) -> str:
+    """Markdown as one line: heading marks dropped, every run of white space one space."""
+    if "#" in text:
+        text = _HEADING_MARK.sub("", text)
+    words = text.split()  # what ``\s+`` matches, several times faster than re.sub
+    if not words:
+        return " " if text else ""
+    lead = " " if text[0].isspace() else ""
+    return lead + " ".join(words) + (" " if text[-1].isspace() else "")
 
 
 def _suggest(ctx: ToolContext, name: str) -> str:
