@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from vaultpilot.contract.models import OBSIDIAN_COMMANDS, ActionRequest
+from vaultpilot.contract.models import ActionRequest, ObsidianAgentCommandV1
 from vaultpilot.contract.obsidian_agent import ACTIONS, parse_command
 from vaultpilot.contract.wire import ParsedRequest, parse_request
 from vaultpilot.errors import InvalidArgumentError
@@ -60,7 +60,7 @@ def test_parse_command_agrees_with_the_note_command_models(
     except InvalidArgumentError:
         command = None
     try:
-        model = OBSIDIAN_COMMANDS[action].model_validate({**payload, "type": action})
+        model = ObsidianAgentCommandV1.model_validate({**payload, "type": action}).root
     except ValidationError:
         model = None
     assert (command is None) == (model is None), (payload, command, model)

@@ -40,7 +40,6 @@ from vaultpilot.errors import InvalidArgumentError
 
 __all__ = [
     "GIT_COMMANDS",
-    "OBSIDIAN_COMMANDS",
     "SCHEMA_NAMES",
     "ActionRequest",
     "ActionResponse",
@@ -172,12 +171,6 @@ class ObsidianAgentRequestV1(_Wire):
 
     command: ObsidianAgentCommandV1
 
-
-OBSIDIAN_COMMANDS: dict[str, type[_Wire]] = {
-    "create_note": CreateNote,
-    "read_note": ReadNote,
-    "update_note": UpdateNote,
-}
 
 # --- git_agent commands --------------------------------------------------------------------
 
