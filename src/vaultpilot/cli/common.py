@@ -100,7 +100,6 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
 @dataclass(frozen=True, slots=True)
 class Workspace:
     vault: Path
-    data_dir: Path
     db_path: Path
 
 
@@ -126,7 +125,7 @@ def open_workspace(vault: str | None, data_dir: str | None, *, indexes: bool = T
     journal or the conversations (it never indexes, so it gives no first-index note)."""
     root = discover_vault(vault)
     folder = vault_data_dir(root, data_root(data_dir))
-    ws = Workspace(root, folder, folder / "index.db")
+    ws = Workspace(root, folder / "index.db")
     if indexes and not (root / ".obsidian").is_dir() and not ws.db_path.exists():
         count = count_files(root)
         shown = f"{count:,}+" if count >= _COUNT_MAX else f"{count:,}"
