@@ -50,10 +50,6 @@ class RunControls:
         self._done: set[str] = set()
 
     # ----- the interface's side
-    @property
-    def interrupted(self) -> bool:
-        return self._interrupted
-
     def interrupt(self) -> None:
         self._interrupted = True
         self._on_loop(self._cancel)
