@@ -7,8 +7,10 @@ are kept in ``bench/out/``) is served twice, one after the other, on one data fo
 index is built once): **live** is ``vaultpilot serve`` as shipped (the watcher keeps the index
 fresh, read tool calls do not walk the vault and run in parallel); **scan** is the same server
 with the watcher off (``Vaults(watch=False)``), so every read tool call syncs first, as before
-the live index. Both run with ``--no-embed`` (keyword ranking; no vectors), in their own process;
-this process is the client (TCP_NODELAY, keep-alive), on 127.0.0.1 only.
+the live index; **threads** (``--modes live threads``) is the live server with
+``read_workers = 0``, every read in the server process instead of its read worker processes.
+All run with ``--no-embed`` (keyword ranking; no vectors), in their own process; this process
+is the client (TCP_NODELAY, keep-alive), on 127.0.0.1 only.
 
 1. **Latency**: ``--requests`` (watcher off: ``--scan-requests``) sequential ``POST /rpc``
    calls per tool call after a warm-up:
@@ -17,8 +19,9 @@ this process is the client (TCP_NODELAY, keep-alive), on 127.0.0.1 only.
 2. **Load**: ``--clients`` concurrent clients (one keep-alive connection each) for ``--seconds``:
    ``--writers`` of them write without pause (``append_note`` to the client's own note), the rest
    read without pause (the four calls above, in turn). Reads/s, writes/s and read p50 / p99, and
-   the server process's CPU time per request (user + system, from ``/proc``; on a machine shared
-   with other work it varies far less than the rates do) and how many CPUs it kept busy.
+   the server's CPU time per request (its process and its read workers; user + system, from
+   ``/proc``; on a machine shared with other work it varies far less than the rates do) and how
+   many CPUs it kept busy.
 3. **Saved to found**: ``--saves`` times, a note gets a new, unique word appended on disk (an
    in-place write, as Obsidian saves); one client runs semantic_search for it every 5 ms until
    it is found. p50 / p99 / max in ms.
@@ -60,6 +63,9 @@ from synth_vault import generate, sample_queries  # noqa: E402
 RUNNERS = {
     "live": "import typer; from vaultpilot.cli.server_cmds import register; "
     "app = typer.Typer(); register(app); app()",
+    # As shipped, but every read runs in the server process (``read_workers = 0``).
+    "threads": "import typer; from vaultpilot.cli.server_cmds import register; "
+    "app = typer.Typer(); register(app); app()",
     # The same server with the watcher off: every read tool call syncs the index first.
     "scan": "import functools, typer; import vaultpilot.server.app as a; "
     "a.Vaults = functools.partial(a.Vaults, watch=False); "
@@ -77,7 +83,10 @@ def free_port() -> int:
 
 
 def start_server(mode: str, vault: Path, data: Path, port: int) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "VAULTPILOT_CONFIG": str(data / "none.toml")}
+    config = data / f"{mode}.toml"
+    data.mkdir(parents=True, exist_ok=True)
+    config.write_text("[server]\nread_workers = 0\n" if mode == "threads" else "")
+    env = {**os.environ, "VAULTPILOT_CONFIG": str(config)}
     args = [sys.executable, "-c", RUNNERS[mode], "serve", "--vault", f"bench={vault}",
             "--port", str(port), "--data-dir", str(data), "--no-embed"]  # fmt: skip
     log = (data.parent / f"server-{mode}.log").open("wb")
@@ -103,12 +112,19 @@ def stop_server(proc: subprocess.Popen[bytes]) -> None:
 
 
 def cpu_seconds(pid: int) -> float | None:
-    """CPU time (user + system) a process has used so far; None where /proc is missing."""
+    """CPU time (user + system) a process and its live children (the read workers) have used
+    so far; None where /proc is missing."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        children = [
+            int(child)
+            for task in Path(f"/proc/{pid}/task").iterdir()
+            for child in (task / "children").read_text().split()
+        ]
     except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return own + sum(cpu_seconds(child) or 0.0 for child in children)
 
 
 def pct(values: list[float], q: float) -> float:

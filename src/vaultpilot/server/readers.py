@@ -66,6 +66,7 @@ class ReadWorkers:
         self._children: list[_Child] = []
         self._tasks: list[asyncio.Task[None]] = []
         self.answered = 0  # calls the children answered
+        self._turn = 0
 
     async def start(self) -> None:
         for _ in range(self._count):
@@ -95,7 +96,8 @@ class ReadWorkers:
         ready = [c for c in self._children if c.ready and not c.stopped]
         if not ready:
             return None
-        child = min(ready, key=lambda c: len(c.pending))
+        self._turn += 1  # among the least busy, each in turn (all warm up, none sits idle)
+        child = min(ready[self._turn % len(ready) :] + ready, key=lambda c: len(c.pending))
         future: asyncio.Future[ToolOutcome] = asyncio.get_running_loop().create_future()
         child.pending.append(future)
         assert child.proc.stdin is not None
