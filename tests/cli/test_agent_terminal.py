@@ -215,3 +215,14 @@ def test_light_markdown_becomes_style() -> None:
 def test_line_counts_see_lines_that_look_like_diff_headers() -> None:
     assert line_counts("a\nb\n", "a\n++b\nc\n") == (2, 1)
     assert line_counts("x\n--y\n", "x\n") == (0, 1)  # '---y' in the diff is a removed line
+
+
+def test_an_approval_diff_shows_content_lines_that_look_like_diff_headers() -> None:
+    from vaultpilot.cli.agent_view import _diff_text
+    from vaultpilot.tools.diffs import unified
+
+    before = "---\ntags: [a]\n---\n# Plan\n"
+    shown = _diff_text(unified("Plan.md", "Plan.md", before, "# Plan\n").diff).plain
+    assert shown.count("-tags: [a]") == 1
+    assert shown.count("----") == 2  # both frontmatter fences, removed
+    assert "Plan.md" not in shown  # the file header lines are still left out

@@ -126,3 +126,12 @@ def test_unknown_note_is_a_clear_error(example_vault: Path) -> None:
     assert "No note named 'No Such Note'" in out.stderr and "Traceback" not in out.stderr
     dup = vp("links", "Overview", "--vault", str(example_vault))
     assert dup.returncode == 2 and "matches 2 notes" in dup.stderr
+
+
+@pytest.mark.usefixtures("data_dir")
+def test_brackets_in_an_error_are_printed_as_written(example_vault: Path) -> None:
+    # A note name is text, not terminal markup: '[/x]' crashed the error line, '[bold]' vanished.
+    for name in ("[/x]", "Plan [bold] notes"):
+        out = vp("links", name, "--vault", str(example_vault))
+        assert out.returncode == 2, out.stderr
+        assert f"'{name}'" in out.stderr and "Traceback" not in out.stderr

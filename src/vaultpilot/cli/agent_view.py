@@ -50,10 +50,13 @@ _DIFF_LINES = 60  # per file, in an approval
 def _diff_text(diff: str) -> Text:
     out = Text()
     lines = diff.splitlines()
+    hunks = False  # the "---"/"+++" file lines come before the first hunk only; after it, a
+    # removed "--" or an added "++" line is content and must show
     for line in lines[:_DIFF_LINES]:
-        if line.startswith(("+++", "---")):
+        if not hunks and line.startswith(("+++", "---")):
             continue
         if line.startswith("@@"):
+            hunks = True
             style = "cyan"
         elif line.startswith("+"):
             style = "green"

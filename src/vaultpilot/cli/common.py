@@ -20,6 +20,7 @@ from typing import Annotated, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from vaultpilot.errors import (
     ExternalError,
@@ -88,7 +89,7 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
         try:
             return fn(*args, **kwargs)
         except VaultpilotError as err:
-            err_console.print(f"[bold red]error:[/] {err.message}", soft_wrap=True)
+            err_console.print(f"[bold red]error:[/] {escape(err.message)}", soft_wrap=True)
             raise typer.Exit(exit_code_for(err)) from None
         except KeyboardInterrupt:
             err_console.print("interrupted")

@@ -25,6 +25,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -211,15 +212,17 @@ def embed_cmd(
         )
     else:
         if report.model_changed:
-            console.print(f"[yellow]model changed[/] to {report.model}: every chunk re-embedded")
+            model = escape(report.model)
+            console.print(f"[yellow]model changed[/] to {model}: every chunk re-embedded")
         rate = report.embedded / report.seconds if report.seconds > 0 else 0.0
         done = (
             f"[green]embedded[/] {report.embedded} chunks ({report.notes_chunked} notes "
-            f"chunked) with {report.model} in {report.seconds:.1f} s ({rate:.0f} chunks/s)"
+            f"chunked) with {escape(report.model)} in {report.seconds:.1f} s ({rate:.0f} chunks/s)"
         )
         if not (report.embedded or report.notes_chunked or report.model_changed):
             done = "nothing new to embed"
-        console.print(f"{done}; {embedding_line(status, hint=not report.stopped)}", soft_wrap=True)
+        line = embedding_line(status, hint=not report.stopped)
+        console.print(f"{done}; {escape(line)}", soft_wrap=True)
     if report.stopped:
         err_console.print(
             f"stopped: {status.embedded} of {status.chunks} chunks embedded. Run "
@@ -245,4 +248,5 @@ def _print_followed(status: EmbeddingStatus, holder: str, *, as_json: bool) -> N
             )
         )
     else:
-        console.print(f"[green]embedded[/] by {holder}: {embedding_line(status)}", soft_wrap=True)
+        line = escape(embedding_line(status))
+        console.print(f"[green]embedded[/] by {escape(holder)}: {line}", soft_wrap=True)

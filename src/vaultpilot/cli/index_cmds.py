@@ -271,8 +271,8 @@ def status_cmd(
 
 
 def _status_lines(vault: Path, db_path: Path, st: IndexStatus, vectors: str) -> None:
-    console.print(f"[bold]vault[/]   {vault}")
-    console.print(f"[bold]index[/]   {db_path} ({st.db_bytes / 1024:.0f} KiB)")
+    console.print(f"[bold]vault[/]   {escape(str(vault))}")
+    console.print(f"[bold]index[/]   {escape(str(db_path))} ({st.db_bytes / 1024:.0f} KiB)")
     console.print(
         f"[bold]notes[/]   {st.notes_on_disk} on disk, {st.notes_indexed} indexed; "
         f"{st.attachments} attachments; {st.links} links ({st.unresolved_links} unresolved); "

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from vaultpilot.cli.common import console, handle_errors
 from vaultpilot.errors import (
@@ -195,7 +196,9 @@ def register(app: typer.Typer) -> None:
             vault, source=plugin_dir or default_plugin_dir(), build=build
         )
         root = dest.parents[2]
-        console.print(f"Installed the vaultpilot plugin {version} into {dest}", soft_wrap=True)
+        console.print(
+            f"Installed the vaultpilot plugin {version} into {escape(str(dest))}", soft_wrap=True
+        )
         console.print(
             "Enable it in Obsidian: Settings → Community plugins (turn off Restricted mode if "
             "it is on), then switch on vaultpilot. If it was already on, turn it off and on "
