@@ -288,6 +288,6 @@ def stdin_reader(out: Console) -> Callable[[], str | None]:
         except KeyboardInterrupt:
             out.print()
             return None
-        return line if line else None
+        return line or None
 
     return read

@@ -225,8 +225,7 @@ def _metadata(ctx: ToolContext, p: QueryVaultParams, *, recent: bool = False) ->
         )
     detailed = p.response_format == "detailed"
     if p.query and not recent:
-        ranked = _semantic(ctx, p)
-        return ranked
+        return _semantic(ctx, p)
     rng = p.filters.date_range if p.filters else None
     # A dateRange on the note's own date (no 'field') lists notes by that date, newest first.
     by_date = rng is not None and "field" not in rng.model_fields_set
