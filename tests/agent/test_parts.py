@@ -116,6 +116,11 @@ def test_approval_policy_rules() -> None:
     auto = ApprovalPolicy(auto_approve=True).with_rules({"git_agent": "deny"})
     assert auto.decide("obsidian_vault_manager", "bulk_move") == "allow"
     assert auto.decide("git_agent", "git_commit") == "deny"
+    # A dry run writes nothing: it is not asked about, but what is denied stays denied.
+    strict = ApprovalPolicy().with_rules({"obsidian_vault_manager.move_note": "deny"})
+    assert strict.decide("obsidian_vault_manager", "delete_folder", dry_run=True) == "allow"
+    assert strict.decide("obsidian_vault_manager", "move_note", dry_run=True) == "deny"
+    assert strict.decide("git_agent", "git_commit", dry_run=True) == "ask"  # has no dry run
 
 
 def test_versions_match_titles_and_follow_moves() -> None:

@@ -127,6 +127,15 @@ def test_bad_calls_get_guiding_errors(
             assert huge.is_error and "too large" in huge.structured_content["message"]
             assert not (example_vault / "Huge.md").exists()
 
+            # A dry run writes nothing, so it needs no approval: the delete can be previewed.
+            preview = await client.call_tool(
+                "obsidian_vault_manager",
+                {"operation": "delete_note", "target": "Inbox.md", "confirmDestructive": True,
+                 "dryRun": True},
+            )  # fmt: skip
+            assert not preview.is_error, preview.structured_content
+            assert (example_vault / "Inbox.md").exists()
+
             # No elicitation in this client: the delete is refused and says how to allow it.
             refused = await client.call_tool(
                 "obsidian_vault_manager",

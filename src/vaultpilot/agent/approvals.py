@@ -82,10 +82,16 @@ class ApprovalPolicy:
     def with_rules(self, rules: Mapping[str, Decision]) -> ApprovalPolicy:
         return replace(self, over=(*self.over, MappingProxyType(dict(rules))))
 
-    def decide(self, tool: str, operation: str | None) -> Decision:
+    def decide(self, tool: str, operation: str | None, *, dry_run: bool = False) -> Decision:
+        """``dry_run``: the call only previews (``dryRun``), which writes nothing, so an
+        operation that has a dry run is not asked about (a denied one stays denied)."""
         decision = self._rule(tool, operation)
         if decision == "ask" and self.auto_approve:
             return "allow"
+        if decision == "ask" and dry_run:
+            facts = _facts(tool, operation)
+            if facts is not None and facts.dry_run:
+                return "allow"
         return decision
 
     def _rule(self, tool: str, operation: str | None) -> Decision:

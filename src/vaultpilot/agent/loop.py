@@ -419,7 +419,8 @@ class _Run:
         override = controls.take_override(call.id) if controls else None
         if override is not None:
             return override, "override"
-        decision = self.agent.policy.decide(call.name, operation)
+        dry = arguments.get("dryRun") is True
+        decision = self.agent.policy.decide(call.name, operation, dry_run=dry)
         ruled = None  # why the vault's rules ask, when the policy would let it run
         if decision == "allow" and not self.agent.policy.auto_approve:
             ruled = self.guard.needs_approval(call.name, arguments)

@@ -172,7 +172,8 @@ async def call_tool(
         get_tool(name).params.model_validate(arguments)
     except ValidationError:
         valid = False  # run_tool explains it; a call that cannot run needs no approval
-    decision = approvals.policy.decide(name, operation) if valid else "allow"
+    dry = arguments.get("dryRun") is True
+    decision = approvals.policy.decide(name, operation, dry_run=dry) if valid else "allow"
     reason, by_rules = approvals.policy.reason(name, operation), False
     if decision == "allow" and valid:  # the vault's rules may still ask (mode, ask folders)
         rules = await vault.run(lambda c: c.rules)
