@@ -264,3 +264,20 @@ def test_a_run_undone_from_a_shell_while_still_writing_is_undone_again_later(vau
     code, text, _ = vp(vault, "history")
     line = next(x for x in text.splitlines() if x.startswith(run_id))
     assert line.endswith(f"[undone by {second['id']}]")
+
+
+def test_undo_last_twice_goes_further_back(vault: Path) -> None:
+    home = (vault / "Home.md").read_bytes()
+    plan = (vault / "Projects" / "Plan.md").read_bytes()
+    tool(vault, operation="append_note", target="Home.md", content="first")
+    tool(vault, operation="append_note", target="Projects/Plan.md", content="second")
+    code, _, err = vp(vault, "undo", "--last")
+    assert code == 0, err
+    assert (vault / "Projects" / "Plan.md").read_bytes() == plan
+    assert b"first" in (vault / "Home.md").read_bytes()
+    code, _, err = vp(vault, "undo", "--last")  # the first change, not a redo of the second
+    assert code == 0, err
+    assert (vault / "Home.md").read_bytes() == home
+    assert (vault / "Projects" / "Plan.md").read_bytes() == plan
+    code, out, err = vp(vault, "undo", "--last")
+    assert code == 2 and "nothing left to undo" in err and "undo its undo" in err, (out, err)

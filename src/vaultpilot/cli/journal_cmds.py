@@ -155,7 +155,9 @@ def register(app: typer.Typer) -> None:
     @handle_errors
     def undo_cmd(
         set_id: Annotated[str | None, typer.Argument(help="Change-set id to undo.")] = None,
-        last: Annotated[bool, typer.Option("--last", help="Undo the latest change set.")] = False,
+        last: Annotated[
+            bool, typer.Option("--last", help="Undo the latest change set not undone yet.")
+        ] = False,
         skip_changed: Annotated[
             bool,
             typer.Option("--skip-changed", help="Leave files changed since; undo the rest."),
@@ -173,7 +175,7 @@ def register(app: typer.Typer) -> None:
         try:
             # Look the set up before the index is opened: an unknown id (or a folder that was
             # never a vault) creates no data folder.
-            journal.get(str(ws.vault), set_id or journal.last_id(str(ws.vault)))
+            journal.get(str(ws.vault), set_id or journal.last_to_undo(str(ws.vault)))
             ctx = open_context(ws.vault, ws.db_path, journal=journal)
             try:
                 undone, new, report = undo_change_set(ctx, set_id, skip_changed=skip_changed)

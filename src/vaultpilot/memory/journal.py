@@ -300,6 +300,23 @@ class Journal:
             )
         return sets[0].id
 
+    def last_to_undo(self, vault: str) -> str:
+        """The newest change set that still stands and is not itself an undo: what "undo the
+        last change" means, so a second undo goes further back instead of redoing the first
+        (redo is undoing an undo, by its id)."""
+        sets = self.change_sets(vault, limit=500)
+        for cs in sets:
+            if cs.undo_of is None and cs.undone_by is None:
+                return cs.id
+        if not sets:
+            raise NotFoundError(
+                "The change journal of this vault is empty: there is nothing to undo."
+            )
+        raise NotFoundError(
+            "Every change of this vault is undone already: there is nothing left to undo "
+            "(`vaultpilot history` lists them; to redo one, undo its undo by id)."
+        )
+
     def _undos(self, conn: sqlite3.Connection, vault: str) -> dict[str, tuple[str, int | None]]:
         """Each undone change set of ``vault`` -> its standing undo (module contract) and the
         rowid of that undo's first file change (None: it has none, so it covers everything).

@@ -104,7 +104,7 @@ def undo_changes(
     check_undo_target(set_id, last=last)
     journal = _journal(ctx)
     vault = str(ctx.root)
-    target = journal.get(vault, set_id).id if set_id is not None else journal.last_id(vault)
+    target = journal.get(vault, set_id).id if set_id is not None else journal.last_to_undo(vault)
     if target in running:
         raise RequestError(
             f"The agent run {target} is still going, so its changes cannot be undone yet: stop "

@@ -575,7 +575,8 @@ def check_undo_target(set_id: str | None, *, last: bool) -> None:
 def undo_change_set(
     ctx: ToolContext, set_id: str | None, *, skip_changed: bool = False
 ) -> tuple[str, str | None, UndoReport]:
-    """Undo change set ``set_id`` (None: the vault's latest) as a new change set.
+    """Undo change set ``set_id`` (None: the newest that still stands and is not an undo,
+    ``Journal.last_to_undo``) as a new change set.
 
     Returns (the undone id, the new change set's id or None if nothing changed, the report).
     Holds the write lock from the check to the last write (``memory.undo``); NotFoundError for
@@ -589,7 +590,7 @@ def undo_change_set(
     vault = str(ctx.root)
     with ctx.writing():
         wanted = ctx.journal.get(vault, set_id) if set_id else None
-        target = wanted or ctx.journal.get(vault, ctx.journal.last_id(vault))
+        target = wanted or ctx.journal.get(vault, ctx.journal.last_to_undo(vault))
         with journal.recording(ctx.journal, vault, f"undo {target.id}", undo_of=target.id) as new:
             try:
                 report = undo(ctx.root, ctx.journal, target, skip_changed=skip_changed)
