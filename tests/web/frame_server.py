@@ -5,9 +5,13 @@ It serves the committed page (``vaultpilot.web.STATIC_DIR``) at ``/``, ``GET /va
 ``reply`` envelopes shaped like ``vaultpilot.server``'s (``tests/server/snapshots`` pins those).
 ``StartAgent`` replays a scripted run: an async function given a ``Run`` that emits agent
 events (``{kind, ...}`` as ``vaultpilot.agent.events.event_to_dict`` makes them), sleeps, and
-waits for the page's ``ApproveToolCall``. ``InterruptAgent`` cancels the script and finishes the
-run as interrupted, as the real server does with ``force``. Every command the page sent is kept
-in ``commands`` for the test to check.
+waits for the page's ``ApproveToolCall``. ``InterruptAgent`` with ``force`` cancels the script and
+finishes the run as interrupted, without it asks for a pause (``pauses`` counts them), as the
+real server does; with no run going both it and ``ResumeAgent`` answer ``not_found``, as the
+real server does. ``restart()`` stands for a server stopped and started again mid-run: the run
+is gone without a ``run_finished``, ``seq`` counts from 1 again under a new ``server_id`` (none
+when ``server_id`` is None, as a server that does not say it) and every socket is closed, so
+the page reconnects. Every command the page sent is kept in ``commands`` for the test to check.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from vaultpilot.web import STATIC_DIR
 
 VAULT = "vault"
+COMMANDS = ["StartAgent", "InterruptAgent", "ResumeAgent", "ApproveToolCall"]  # said in hello
 
 
 class Run:
@@ -69,6 +74,10 @@ class FrameServer:
     notes: dict[str, str] = field(default_factory=dict)  # path -> content, for search and read
     commands: list[dict[str, Any]] = field(default_factory=list)
     url: str = ""
+    server_id: str | None = "start-1"
+    pauses: int = 0
+    connections: int = 0  # sockets greeted so far
+    _loop: asyncio.AbstractEventLoop | None = None
     _sockets: set[WebSocket] = field(default_factory=set)
     _seq: int = 0
     _run: Run | None = None
@@ -106,16 +115,8 @@ class FrameServer:
             if self._run is not None:
                 await self._run.approvals.put(args)
             return _ok({"callId": args.get("callId"), "approved": args.get("approved")})
-        if name == "InterruptAgent":
-            ids = []
-            if self._task is not None and not self._task.done() and self._run is not None:
-                self._task.cancel()
-                ids.append(self._run.run_id)
-                await self._run.emit(
-                    "run_finished", reason="interrupted", steps=1, prompt_tokens=0,
-                    completion_tokens=0, total_tokens=0, text="", message="Stopped.",
-                )  # fmt: skip
-            return _ok({"interrupted": ids, "force": bool(args.get("force"))})
+        if name in ("InterruptAgent", "ResumeAgent"):
+            return await self._control(name, bool(args.get("force")))
         if name == "obsidian_query_vault":
             query = str(args.get("query", "")).lower()
             rows = [
@@ -133,16 +134,60 @@ class FrameServer:
             return _ok({"primaryNote": note})
         return _fail("invalid_argument", f"Unknown command {name!r}.")
 
+    async def _control(self, name: str, force: bool) -> dict[str, Any]:
+        """InterruptAgent (a stop with ``force``, else a pause) or ResumeAgent."""
+        if self._task is None or self._task.done() or self._run is None:
+            return _fail("not_found", "No matching agent run is active (active runs: none).")
+        run_id = self._run.run_id
+        if name == "ResumeAgent":
+            return _ok({"resumed": [run_id]})
+        if not force:
+            self.pauses += 1
+            return _ok({"interrupted": [run_id], "force": False})
+        self._task.cancel()
+        await self._run.emit(
+            "run_finished", reason="interrupted", steps=1, prompt_tokens=0,
+            completion_tokens=0, total_tokens=0, text="", message="Stopped.",
+        )  # fmt: skip
+        return _ok({"interrupted": [run_id], "force": True})
+
     async def _play(self, run: Run) -> None:
         assert self.script is not None
         await self.script(run)
 
+    def restart(self) -> None:
+        """Stop the run without a word and drop every socket under a new server start; return
+        once a page has connected again (it saw the old socket close, so it is reconnecting)."""
+        assert self._loop is not None, "no page connected yet"
+        before = self.connections
+        asyncio.run_coroutine_threadsafe(self._restart(), self._loop).result(10)
+        deadline = time.monotonic() + 15
+        while self.connections == before:
+            if time.monotonic() > deadline:
+                raise AssertionError("no page reconnected within 15 s of the restart")
+            time.sleep(0.02)
+
+    async def _restart(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+        self._task = self._run = None
+        self._seq = 0
+        if self.server_id is not None:
+            self.server_id = f"{self.server_id}+"
+        for ws in list(self._sockets):
+            self._sockets.discard(ws)
+            await ws.close(code=1012)  # "service restart"
+
     async def _ws(self, ws: WebSocket) -> None:
+        self._loop = asyncio.get_running_loop()
         await ws.accept()
         hello = {"type": "hello", "server": "vaultpilot", "version": "test", "vaults": [VAULT],
-                 "role": "ui", "model": self.model}  # fmt: skip
+                 "role": "ui", "model": self.model, "commands": COMMANDS}  # fmt: skip
+        if self.server_id is not None:
+            hello["server_id"] = self.server_id
         await ws.send_text(json.dumps(hello))
         self._sockets.add(ws)
+        self.connections += 1
         try:
             while True:
                 command = json.loads(await ws.receive_text())
@@ -152,8 +197,8 @@ class FrameServer:
                     json.dumps({"type": "reply", "id": command.get("id"),
                                 "commandName": command.get("commandName"), **reply})
                 )  # fmt: skip
-        except WebSocketDisconnect:
-            pass
+        except (WebSocketDisconnect, RuntimeError):
+            pass  # the page went, or restart() closed the socket under the loop
         finally:
             self._sockets.discard(ws)
 

@@ -41,8 +41,14 @@ function decodeSafe(text: string): string {
   }
 }
 
+/** Text with its control characters (NUL, ESC, ...; not tab or newline) written as escapes
+ * (`\x1b`), so they read as what they are instead of empty boxes. */
+export function visible(text: string): string {
+  return text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+}
+
 export function renderMarkdown(text: string, vault: string): ComponentChild {
-  const lines = text.replace(/\r\n?/g, "\n").split("\n");
+  const lines = visible(text.replace(/\r\n?/g, "\n")).split("\n");
   // A note's frontmatter is shown as its YAML, not as a rule and a paragraph.
   const end = lines[0] === "---" ? lines.indexOf("---", 1) : -1;
   const properties = end > 0 ? h("pre", { class: "frontmatter" }, lines.slice(1, end).join("\n")) : null;

@@ -20,11 +20,13 @@ export interface Approval {
   args: JsonObject;
   reason: string;
   diffs: FileDiff[];
+  /** A person may approve only some of its files (the event's `per_file`); null: not said. */
+  perFile: boolean | null;
   resolved: Decision | null;
 }
 
-/** How an approval was answered: `by` the person ("user"), the policy, an override, or nobody
- * (no one could answer); `reason`: what the person said when they said no ("" when nothing). */
+/** How an approval was answered: `by` the person ("user"), the policy, an override, nobody
+ * (no one could answer), or "stopped" (the run ended here before anyone did); `reason`: what the person said when they said no ("" when nothing). */
 export interface Decision {
   approved: boolean;
   by: string;
@@ -91,9 +93,14 @@ export interface Run {
 
 export interface ViewState {
   runs: Run[];
+  /** The server start the runs were followed on (hello's `server_id`; null: not said yet). */
+  serverId?: string | null;
 }
 
 export const emptyState: ViewState = { runs: [] };
+
+/** What a run that stopped because its server restarted says (its status and summary). */
+export const SERVER_RESTARTED = "Stopped: the server restarted.";
 
 const WRITE_PATH_ARGS = ["target", "targets", "destination", "newPath", "path", "FilePath"];
 const READ_ONLY_TOOLS = new Set(["obsidian_query_vault", "obsidian_get_context", "GetVaultContext"]);
@@ -102,7 +109,7 @@ const READ_ONLY_TOOLS = new Set(["obsidian_query_vault", "obsidian_get_context",
 export function startRun(state: ViewState, runId: string, vaultId: string | null, goal: string, chips: string[], now: number): ViewState {
   // Events can arrive before StartAgent's reply: the run exists then, without the message.
   if (state.runs.some((r) => r.runId === runId)) return mapRun(state, runId, (run) => ({ ...run, goal, chips }));
-  return { runs: [...state.runs, newRun(runId, vaultId, goal, chips, now)] };
+  return { ...state, runs: [...state.runs, newRun(runId, vaultId, goal, chips, now)] };
 }
 
 function newRun(runId: string, vaultId: string | null, goal: string, chips: string[], now: number): Run {
@@ -174,16 +181,53 @@ export function loadTranscript(state: ViewState, transcript: ConversationTranscr
     loaded.push(run);
   }
   const rest = kept.filter((r) => !ids.has(r.runId));
-  return { state: { runs: [...rest, ...loaded] }, first: rest.length };
+  return { state: { ...state, runs: [...rest, ...loaded] }, first: rest.length };
 }
 
 export function reduce(state: ViewState, frame: ServerFrame, now: number): ViewState {
+  if (frame.type === "hello") return greeted(state, frame.server_id ?? null, now);
   if (frame.type !== "event" || frame.runId === null) return state;
+  // When the server said when the event happened, the run's times are its own (not the time
+  // this page saw it: a reload or a second tab shows the same elapsed time).
+  const at = typeof frame.time === "number" ? frame.time * 1000 : now;
   let next = state;
   if (!state.runs.some((r) => r.runId === frame.runId)) {
-    next = { runs: [...state.runs, newRun(frame.runId, frame.vaultId, "", [], now)] };
+    next = { ...state, runs: [...state.runs, newRun(frame.runId, frame.vaultId, "", [], at)] };
   }
-  return mapRun(next, frame.runId, (run) => applyEvent(run, frame, now));
+  return mapRun(next, frame.runId, (run) => applyEvent(run, frame, at));
+}
+
+/**
+ * A hello from a server that started since the last one (a new `server_id`): runs are not kept
+ * across a restart, so every run still going here stopped with the old server. The new server
+ * sends the frames of its own runs right after its hello; none of them is one of these.
+ */
+function greeted(state: ViewState, serverId: string | null, now: number): ViewState {
+  const before = state.serverId ?? null;
+  if (serverId === null || serverId === before) return state;
+  const runs = before === null ? state.runs : state.runs.map((r) => (r.finish === null ? stopRun(r, SERVER_RESTARTED, now) : r));
+  return { ...state, runs, serverId };
+}
+
+/** A run ended here, without the server's run_finished (its server restarted, or it no longer
+ * runs it): calls still going or waiting are marked as interrupted, its approvals as answered by
+ * no one, so nothing on the page waits for it any more. */
+export function stopRun(run: Run, message: string, now: number): Run {
+  if (run.finish !== null) return run;
+  const unanswered: Decision = { approved: false, by: "stopped", reason: "" };
+  const items = run.items.map((it): Item => {
+    if (it.type === "approval" && it.resolved === null) return { ...it, resolved: unanswered };
+    if (it.type !== "tool" || (it.status !== "running" && it.status !== "awaiting")) return it;
+    const approval = it.approval !== null && it.approval.resolved === null ? { ...it.approval, resolved: unanswered } : it.approval;
+    return { ...it, status: "failed", source: "interrupted", approval };
+  });
+  const steps = run.items.reduce((n, it) => (it.type === "step" ? Math.max(n, it.step) : n), 0);
+  return { ...run, items, status: message, finishedAt: now, finish: { reason: "interrupted", message, steps, undo: false } };
+}
+
+/** Stop a run the page follows (see stopRun). */
+export function markStopped(state: ViewState, runId: string, message: string, now: number): ViewState {
+  return mapRun(state, runId, (run) => stopRun(run, message, now));
 }
 
 function mapRun(state: ViewState, runId: string, fn: (run: Run) => Run): ViewState {
@@ -194,7 +238,7 @@ function mapRun(state: ViewState, runId: string, fn: (run: Run) => Run): ViewSta
   if (updated === run) return state;
   const runs = state.runs.slice();
   runs[index] = updated;
-  return { runs };
+  return { ...state, runs };
 }
 
 function applyEvent(run: Run, frame: EventFrame, now: number): Run {
@@ -246,7 +290,7 @@ function applyEvent(run: Run, frame: EventFrame, now: number): Run {
       const diffs = event.diffs ?? (event.diff ? [{ path: firstPath(event.arguments) ?? "", diff: event.diff }] : []);
       const approval: Approval = {
         callId: event.call_id, name: event.name, operation: event.operation, args: event.arguments,
-        reason: event.reason, diffs, resolved: null,
+        reason: event.reason, diffs, perFile: typeof event.per_file === "boolean" ? event.per_file : null, resolved: null,
       };
       const waiting = { status: "Waiting for your approval" };
       // With its tool call when there is one (so a finished run reads call, approval, result).

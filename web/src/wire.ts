@@ -43,6 +43,8 @@ export interface ReplyFrame {
 export interface EventFrame {
   type: "event";
   seq: number;
+  /** When the event happened (seconds since the epoch), when the server says. */
+  time?: number;
   runId: string | null;
   vaultId: string | null;
   event: AgentEvent;
@@ -147,6 +149,9 @@ export type AgentEvent =
       reason: string;
       diff?: string;
       diffs?: FileDiff[];
+      /** A person may approve only some of the files (the operation's `per_file` fact), when
+       * the server says; otherwise the page judges by the step's kind. */
+      per_file?: boolean;
     }
   | {
       kind: "approval_resolved";

@@ -7,8 +7,9 @@
 
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { Connection, ConnectionState } from "../connection";
-import { allowForRun, emptyState, loadTranscript, markUndone, reduce, rememberReason, startRun, type ViewState } from "../state";
+import { allowForRun, emptyState, loadTranscript, markStopped, markUndone, reduce, rememberReason, startRun, type ViewState } from "../state";
 import { notesRead } from "../steps";
+import type { Run } from "../state";
 import type { ApprovalMode, ConversationSummary, HelloFrame, JsonObject, ServerFrame, VaultInfo } from "../wire";
 import { isObject } from "../wire";
 import { obsidianUri } from "../markdown";
@@ -47,7 +48,10 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
   const [noModel, setNoModel] = useState<string | null>(null);
   const [configPath, setConfigPath] = useState<string | null>(null);
   const [notices, setNotices] = useState<Notice[]>([]);
-  const [conversations, setConversations] = useState<ConversationSummary[] | null>(null);
+  // undefined: not loaded yet; null: the server does not keep conversations.
+  const [conversations, setConversations] = useState<ConversationSummary[] | null | undefined>(undefined);
+  // Runs a pause was asked for that has not been taken yet (it waits for the next step).
+  const [pausing, setPausing] = useState<string[]>([]);
   const [continuing, setContinuing] = useState<string | null>(null);
   const [since, setSince] = useState(0); // runs before this index belong to an earlier conversation
   const scroller = useRef<HTMLDivElement>(null);
@@ -82,7 +86,8 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
       for (const f of frames) autoApprove(f, next);
     };
     return connection.subscribe((frame) => {
-      if (frame.type !== "event") return;
+      // A hello says which server start the events come from (a restart stops the runs here).
+      if (frame.type !== "event" && frame.type !== "hello") return;
       queue.push(frame);
       if (!scheduled) {
         scheduled = true;
@@ -185,22 +190,45 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
   };
 
   const stop = () => {
-    if (active) void connection.send("InterruptAgent", { runId: active.runId, force: true });
+    if (active === null) return;
+    const runId = active.runId;
+    void connection.send("InterruptAgent", { runId, force: true }).then((r) => {
+      if (r.success) return;
+      notify(r.error?.message ?? "The run could not be stopped.");
+      // The server does not run it (any more): nothing will finish it, so it ends here.
+      if (r.error?.code === "not_found") {
+        setView((v) => (viewRef.current = markStopped(v, runId, "Stopped: the server was no longer running it.", Date.now())));
+      }
+    });
   };
   // InterruptAgent without force pauses at the next step; the run's status says when it has.
+  // Until then (e.g. while an approval waits) the pause is pending, and Resume cancels it.
   const canPause = conn.hello?.commands?.includes("ResumeAgent") ?? false;
-  const paused = active === null || !canPause ? null : isPaused(active.status);
+  const pauseAsked = active !== null && pausing.includes(active.runId);
+  const paused = active === null || !canPause ? null : isPaused(active.status) || pauseAsked;
   const pause = () => {
-    if (active) void connection.send("InterruptAgent", { runId: active.runId, force: false }).then((r) => {
-      if (r.success) notify("The run pauses before its next step.", true);
+    if (active === null) return;
+    const runId = active.runId;
+    void connection.send("InterruptAgent", { runId, force: false }).then((r) => {
+      if (r.success) setPausing((p) => (p.includes(runId) ? p : [...p, runId]));
       else notify(r.error?.message ?? "The run could not be paused.");
     });
   };
   const resume = () => {
-    if (active) void connection.send("ResumeAgent", { runId: active.runId }).then((r) => {
-      if (!r.success) notify(r.error?.message ?? "The run could not be resumed.");
+    if (active === null) return;
+    const runId = active.runId;
+    void connection.send("ResumeAgent", { runId }).then((r) => {
+      if (r.success) setPausing((p) => p.filter((x) => x !== runId));
+      else notify(r.error?.message ?? "The run could not be resumed.");
     });
   };
+  // What the run is doing, with a pause asked for and not yet taken.
+  useEffect(() => {
+    // Once the pause is taken, the run's status says so; Resume then continues it.
+    if (active !== null && isPaused(active.status) && pausing.includes(active.runId)) setPausing((p) => p.filter((x) => x !== active.runId));
+  }, [active?.status]);
+  const statusOf = (run: Run) =>
+    run.finish === null && pausing.includes(run.runId) && !isPaused(run.status) ? `${run.status} · pauses before its next step` : run.status;
 
   const suggest = async (query: string): Promise<Suggestion[]> => {
     const args: JsonObject = query.trim()
@@ -229,7 +257,7 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
     }
     const loaded = loadTranscript(viewRef.current, transcript);
     const runs = loaded.state.runs.map((r, i) => (i >= loaded.first && r.vaultId === null ? { ...r, vaultId: vault } : r));
-    viewRef.current = { runs };
+    viewRef.current = { ...loaded.state, runs };
     setView(viewRef.current);
     setSince(loaded.first);
     setPinned(true);
@@ -245,10 +273,13 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
     setView(emptyState);
     setSince(0);
     setContinuing(null);
-    setConversations(null);
+    setConversations(undefined);
     setNotices([]);
   });
 
+  // Approvals still waiting on this page (the message box takes the keys once none is).
+  const waiting = runs.reduce((n, r) => n + r.items.filter((it) =>
+    (it.type === "approval" && it.resolved === null) || (it.type === "tool" && it.approval !== null && it.approval.resolved === null)).length, 0);
   const vaultName = vaults.find((v) => v.vaultId === vault)?.name ?? vault ?? "";
   const canUndo = conn.hello?.commands?.includes("UndoRun") ?? false;
   const last = runs[runs.length - 1] ?? null;
@@ -302,17 +333,22 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
           {runs.length === 0 && noModel === null && (
             <div class="empty">
               <h1>Ask your vault</h1>
-              <p>The agent searches, reads and edits notes, showing each step; changes wait for your approval.</p>
+              <p>The agent searches, reads and edits notes, showing each step. By default it asks before it deletes or moves a note.</p>
             </div>
           )}
           {runs.map((run) => (
-            <RunView key={run.runId} run={run} vault={vaultName} actions={actions} canUndo={canUndo} />
+            <RunView key={run.runId} run={run} status={statusOf(run)} vault={vaultName} actions={actions} canUndo={canUndo} />
           ))}
         </div>
         {!pinned && (
           <button type="button" class="jump" onClick={() => setPinned(true)}>Jump to latest</button>
         )}
-        <Composer draft={draft ?? null} running={active !== null} disabled={conn.state !== "open"} suggest={suggest} onSend={(t, a) => void send(t, a)} onStop={stop} paused={paused} onPause={pause} onResume={resume} />
+        <Composer
+          focusKey={`${waiting}:${active?.runId ?? ""}`}
+          draft={draft ?? null} running={active !== null} disabled={conn.state !== "open"} suggest={suggest}
+          onSend={(t, a) => void send(t, a)} onStop={stop} paused={paused} pausing={pauseAsked && active !== null && !isPaused(active.status)}
+          onPause={pause} onResume={resume}
+        />
       </main>
       <aside class="this-run" aria-label="This run">
         <h2>This run</h2>
@@ -321,7 +357,7 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
         ) : (
           <dl>
             <dt>Status</dt>
-            <dd>{last.status}</dd>
+            <dd>{statusOf(last)}</dd>
             {last.mode !== null && (<><dt>Approvals</dt><dd class="run-mode" data-mode={last.mode}>{MODE_WORDS[last.mode] ?? last.mode}</dd></>)}
             <dt>Elapsed</dt>
             <dd class="elapsed"><Elapsed run={last} /></dd>

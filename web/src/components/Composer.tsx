@@ -28,9 +28,14 @@ interface Props {
   onStop(): void;
   /** Offered while a run goes: null when the server cannot pause runs. */
   paused?: boolean | null;
+  /** A pause was asked for and waits for the run's next step: Resume then cancels it. */
+  pausing?: boolean;
   onPause?(): void;
   onResume?(): void;
   draft?: Draft | null;
+  /** Changes when what had the keyboard may have gone (an approval answered, a run ended):
+   * the message box takes the focus then, unless something else has it. */
+  focusKey?: string;
 }
 
 const AT = /(^|[\s(\[{])@([^\s@"'[\]]*)$/;
@@ -44,6 +49,13 @@ export function Composer(props: Props) {
   const [trigger, setTrigger] = useState<null | { kind: "@" | "[["; start: number; query: string }>(null);
   const box = useRef<HTMLTextAreaElement>(null);
   const asked = useRef(0);
+
+  useEffect(() => {
+    // On load, and when the focused control went away with what it answered, typing goes to
+    // the message box (not to the page's first button).
+    const el = document.activeElement;
+    if (el === null || el === document.body) box.current?.focus({ preventScroll: true });
+  }, [props.focusKey]);
 
   useEffect(() => {
     const draft = props.draft;
@@ -175,7 +187,7 @@ export function Composer(props: Props) {
         {props.running ? (
           <>
             {props.paused === true && props.onResume && (
-              <button type="button" onClick={props.onResume}>Resume</button>
+              <button type="button" onClick={props.onResume}>{props.pausing ? "Don't pause" : "Resume"}</button>
             )}
             {props.paused === false && props.onPause && (
               <button type="button" onClick={props.onPause}>Pause</button>

@@ -16,7 +16,8 @@ interface Props {
   vault: string | null;
   onVault(id: string): void;
   onNew(): void;
-  conversations: ConversationSummary[] | null;
+  /** undefined while they load; null when the server does not keep conversations. */
+  conversations: ConversationSummary[] | null | undefined;
   current: string | null;
   onContinue(id: string): void;
   /** Shown as "Sign out" when the host can sign out (the web page, not the Obsidian plugin). */
@@ -44,8 +45,10 @@ export function Sidebar(props: Props) {
       <button type="button" class="new" onClick={props.onNew}>New conversation</button>
       <section aria-labelledby="past-title">
         <h2 id="past-title">Past conversations</h2>
-        {props.conversations === null ? (
-          <p class="muted">This server does not list conversations yet.</p>
+        {props.conversations === undefined ? (
+          <p class="muted">Loading…</p>
+        ) : props.conversations === null ? (
+          <p class="muted">This server does not keep past conversations.</p>
         ) : props.conversations.length === 0 ? (
           <p class="muted">None yet.</p>
         ) : (

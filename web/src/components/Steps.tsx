@@ -8,7 +8,7 @@
 import { Component } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { parseDiff } from "../diff";
-import { obsidianUri, renderMarkdown } from "../markdown";
+import { obsidianUri, renderMarkdown, visible } from "../markdown";
 import type { Approval, Decision, Item, Run } from "../state";
 import { type ChangedFile, type StepKind, type ToolItem, changedFiles, notRun, stepLine, stepsOfKind } from "../steps";
 import type { FileDiff, JsonObject, StepLabel } from "../wire";
@@ -22,7 +22,8 @@ export interface Actions {
   undo(runId: string): Promise<string | null>;
 }
 
-export function RunView(props: { run: Run; vault: string; actions: Actions; canUndo: boolean }) {
+/** `status`: what the run is doing, as the page says it (its own status, or with a pause asked). */
+export function RunView(props: { run: Run; status?: string; vault: string; actions: Actions; canUndo: boolean }) {
   const { run, vault, actions } = props;
   const [shown, setShown] = useState(WINDOW);
   const hidden = Math.max(0, run.items.length - shown);
@@ -31,7 +32,7 @@ export function RunView(props: { run: Run; vault: string; actions: Actions; canU
     <article class="run" aria-label={`Run: ${run.goal || run.runId}`}>
       {run.goal ? (
         <div class="user-msg">
-          <div class="bubble">{run.goal}</div>
+          <div class="bubble">{visible(run.goal)}</div>
           {run.chips.length > 0 && (
             <ul class="chips" aria-label="Attached notes">
               {run.chips.map((c) => (
@@ -53,7 +54,7 @@ export function RunView(props: { run: Run; vault: string; actions: Actions; canU
           />
         ))}
       </ol>
-      {run.finish === null ? <Working run={run} /> : <RunSummary run={run} vault={vault} actions={actions} canUndo={props.canUndo} />}
+      {run.finish === null ? <Working run={run} status={props.status ?? run.status} /> : <RunSummary run={run} vault={vault} actions={actions} canUndo={props.canUndo} />}
     </article>
   );
 }
@@ -93,9 +94,9 @@ class ItemView extends Component<ItemProps> {
           <li class="thought">
             <details>
               <summary>
-                {firstLine(item.text)}
+                {firstLine(visible(item.text))}
               </summary>
-              <div class="thought-body">{item.text}</div>
+              <div class="thought-body">{visible(item.text)}</div>
             </details>
           </li>
         );
@@ -179,7 +180,7 @@ function ToolCard(props: { item: ToolItem; vault: string; actions: Actions; run:
               <span class="plus">+{line.counts.added}</span> <span class="minus">−{line.counts.removed}</span>
             </span>
           )}
-          {line.outcome && item.status !== "failed" && <span class="outcome">{line.outcome}</span>}
+          {line.outcome && item.status !== "failed" && <span class="outcome" title={visible(line.outcome)}>{visible(line.outcome)}</span>}
           {refused !== null && <span class="not-run">{refused.text}</span>}
           {refused !== null && refused.reason && <span class="not-run-reason">“{refused.reason}”</span>}
           {decided && refused === null && (
@@ -216,7 +217,7 @@ function ToolCard(props: { item: ToolItem; vault: string; actions: Actions; run:
       {status === "failed" && (
         <p class="step-failure" role="note">
           <span class="sr">Failure: </span>
-          {line.outcome}
+          {visible(line.outcome)}
         </p>
       )}
       {item.approval !== null && !decided && (
@@ -270,6 +271,7 @@ export function approvalTitle(item: Approval, label: StepLabel | null): string {
 function decisionText(d: Decision): string {
   if (d.approved) return `Approved${d.by === "override" ? " (with a result you gave)" : ""}`;
   if (d.by === "nobody") return "Not run: nobody could approve it";
+  if (d.by === "stopped") return "Not answered: the run stopped";
   if (d.by === "policy") return "Refused by the approval policy";
   return `Rejected by you${d.reason ? `: “${d.reason}”` : ""}`;
 }
@@ -281,8 +283,11 @@ function decisionText(d: Decision): string {
  */
 function ApprovalCard(props: { item: Approval; label: StepLabel | null; vault: string; actions: Actions; run: string }) {
   const { item, label, vault, actions } = props;
-  const files = approvalFiles(item.diffs, item.args);
+  // Checkboxes only for a change that can be approved file by file; any other card approves
+  // (or rejects) the call whole, so Approve never depends on a ticked file it does not show.
+  const files = choosableFiles(item, label);
   const [picked, setPicked] = useState<string[]>(files);
+  const [noneTicked, setNoneTicked] = useState(false);
   const [forRun, setForRun] = useState(false);
   const [reason, setReason] = useState("");
   const [asking, setAsking] = useState(false);
@@ -292,11 +297,15 @@ function ApprovalCard(props: { item: Approval; label: StepLabel | null; vault: s
   const operation = `${item.name}${item.operation ? `.${item.operation}` : ""}`;
   const decided: Decision | null = item.resolved ?? (sent === null ? null : { approved: sent, by: "user", reason: sent ? "" : reason });
   const decide = (approved: boolean) => {
+    if (approved && files.length > 1 && picked.length === 0) {
+      setNoneTicked(true); // approving no file at all is a rejection: say so, send nothing
+      return;
+    }
     setSent(approved);
     const subset = approved && files.length > 1 && picked.length < files.length;
-    // A refused answer (e.g. part of a change that is applied whole) leaves the card open.
+    // A refused answer leaves the card open (the server's reason is shown as a notice).
     void actions
-      .approve(item.callId, approved && picked.length > 0, {
+      .approve(item.callId, approved, {
         ...(reason && !approved ? { reason } : {}),
         ...(subset ? { files: picked } : {}),
         ...(approved && forRun ? { forRun: operation } : {}),
@@ -363,11 +372,17 @@ function ApprovalCard(props: { item: Approval; label: StepLabel | null; vault: s
               <input
                 type="checkbox"
                 checked={picked.includes(f)}
-                onChange={(e) => setPicked((e.currentTarget as HTMLInputElement).checked ? [...picked, f] : picked.filter((p) => p !== f))}
+                onChange={(e) => {
+                  setNoneTicked(false);
+                  setPicked((e.currentTarget as HTMLInputElement).checked ? [...picked, f] : picked.filter((p) => p !== f));
+                }}
               />{" "}
               <code>{f}</code>
             </label>
           ))}
+          {noneTicked && picked.length === 0 && (
+            <p class="warn" role="alert">No file is ticked: tick the files to change, or Reject.</p>
+          )}
         </fieldset>
       )}
       {/* Once approved, the tool's result shows the change; the diff is not repeated here. */}
@@ -416,36 +431,66 @@ function ApprovalCard(props: { item: Approval; label: StepLabel | null; vault: s
   );
 }
 
-function approvalFiles(diffs: FileDiff[], args: JsonObject): string[] {
-  if (diffs.length > 0) return diffs.map((d) => d.path);
-  const t = args["targets"];
-  return Array.isArray(t) ? t.filter((x): x is string => typeof x === "string") : [];
+/**
+ * The files a person may pick from, or [] when the call is approved whole. Only a change whose
+ * files the card shows (its diffs) and whose operation applies file by file: the event's
+ * `per_file` says so when the server sends it; otherwise the step's kind decides (a delete, e.g.
+ * of a folder, is applied whole; the moves and bulk edits that touch several notes take a
+ * subset). A call without a label (an external agent's, a shell command) is approved whole.
+ */
+export function choosableFiles(item: Approval, label: StepLabel | null): string[] {
+  const paths = [...new Set(item.diffs.map((d) => d.path).filter((p) => p !== ""))];
+  const perFile = item.perFile ?? (label !== null && label.kind !== "delete");
+  return perFile && paths.length > 1 ? paths : [];
 }
 
+/** A diff longer than this many rows is folded behind a one-line summary (a note deleted whole
+ * is its every line: the card's question and buttons stay in sight). */
+export const FOLD_ROWS = 40;
+
 /** A file's diff; `linked`: its path opens the note in Obsidian (not for a note that is not
- * there: a change waiting for approval, or one undone since). */
+ * there: a change waiting for approval, or one undone since). A long one is folded: a summary
+ * ("Deletes 6,002 lines") that opens it; its rows are only rendered once opened. */
 export function DiffView({ diff, vault, linked = true }: { diff: FileDiff; vault: string; linked?: boolean }) {
   const parsed = parseDiff(diff.diff);
+  const [open, setOpen] = useState(false);
   const moved = diff.from && diff.to && diff.from !== diff.to ? `${diff.from} → ${diff.to}` : null;
+  const deletes = moved === null && parsed.added === 0 && parsed.removed > 0;
+  const fold = parsed.lines.length > FOLD_ROWS;
+  const n = (k: number) => `${k.toLocaleString("en-US")} line${k === 1 ? "" : "s"}`;
+  const said = deletes ? `Deletes ${n(parsed.removed)}` : `Changes ${n(parsed.lines.length)}`;
   return (
     <figure class="diff" aria-label={`Changes to ${diff.path}`}>
       <figcaption>
         {moved ?? (diff.path ? linked ? <a href={obsidianUri(vault, diff.path)}>{diff.path}</a> : diff.path : "Changes")}{" "}
         <span class="plus">+{parsed.added}</span> <span class="minus">−{parsed.removed}</span>
       </figcaption>
+      {fold ? (
+        <details class="diff-fold" onToggle={(e) => setOpen((e.currentTarget as HTMLDetailsElement).open)}>
+          <summary>{said} <span class="muted">{open ? "(hide them)" : "(show them)"}</span></summary>
+          {open && <DiffRows lines={parsed.lines} />}
+        </details>
+      ) : (
+        <DiffRows lines={parsed.lines} />
+      )}
+    </figure>
+  );
+}
+
+function DiffRows({ lines }: { lines: ReturnType<typeof parseDiff>["lines"] }) {
+  return (
       <table>
         <tbody>
-          {parsed.lines.map((l, i) => (
+          {lines.map((l, i) => (
             <tr class={`dl-${l.kind}`} key={i}>
               <td class="ln">{l.oldNo ?? ""}</td>
               <td class="ln">{l.newNo ?? ""}</td>
               <td class="sign">{l.kind === "add" ? "+" : l.kind === "del" ? "−" : ""}</td>
-              <td class="code">{l.text}</td>
+              <td class="code">{visible(l.text)}</td>
             </tr>
           ))}
         </tbody>
       </table>
-    </figure>
   );
 }
 
@@ -461,7 +506,7 @@ export function Elapsed({ run }: { run: Run }) {
   return <>{fmtElapsed((running ? now : run.finishedAt ?? run.startedAt) - run.startedAt)}</>;
 }
 
-function Working({ run }: { run: Run }) {
+function Working({ run, status }: { run: Run; status: string }) {
   const [now, setNow] = useState(Date.now());
   useEffect(() => {
     const t = window.setInterval(() => setNow(Date.now()), 1000);
@@ -469,7 +514,7 @@ function Working({ run }: { run: Run }) {
   }, []);
   return (
     <div class="working" role="status" aria-live="polite">
-      <span class="spinner" aria-hidden="true" /> {run.status || "Working"} · {fmtElapsed(now - run.startedAt)}
+      <span class="spinner" aria-hidden="true" /> {status || "Working"} · {fmtElapsed(now - run.startedAt)}
       {run.totalTokens > 0 && ` · ${fmtTokens(run.totalTokens)} tokens`}
       {run.costUsd !== null && ` · ${fmtCost(run.costUsd)}`}
     </div>
