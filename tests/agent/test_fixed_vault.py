@@ -134,7 +134,7 @@ def test_a_scripted_attacker_cannot_leave_the_vault_nor_write_without_asking(
     server = serve(turns)
     monkeypatch.setenv("VAULTPILOT_BASE_URL", server.base_url)
     result = CliRunner().invoke(
-        app, ["ask", "tidy up", "--vault", str(vault), "--json"], input="n\nn\n"
+        app, ["ask", "tidy up", "--vault", str(vault), "--json"], input="n\n\nn\n\n"
     )
     assert result.exit_code == 0, result.output
     events = _events(result.output)

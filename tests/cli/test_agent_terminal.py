@@ -226,3 +226,29 @@ def test_an_approval_diff_shows_content_lines_that_look_like_diff_headers() -> N
     assert shown.count("-tags: [a]") == 1
     assert shown.count("----") == 2  # both frontmatter fences, removed
     assert "Plan.md" not in shown  # the file header lines are still left out
+
+
+def test_with_nobody_to_ask_a_step_is_not_run_and_the_exit_code_says_so(
+    vault: Path, env: dict[str, str]
+) -> None:
+    # A script or cron job: stdin is empty, so nobody can approve the delete.
+    turns = [ScriptedTurn(tool_calls=[_delete("test.md")]), ScriptedTurn(text="Not deleted.")]
+    with ScriptedModelServer(turns) as server:
+        done = _ask(env, server, vault, "delete test.md", stdin="")
+        sent = server.requests[1].body["messages"][-1]["content"]
+    assert done.exit_code == 4, done.output
+    assert "not run: nobody could approve it" in done.output
+    assert "declined by you" not in done.output and "Tell the agent why" not in done.output
+    assert "no terminal to ask" in done.stderr and "--yes" in done.stderr
+    assert "nobody could give it" in sent
+    assert (vault / "test.md").exists()
+
+
+def test_an_answer_without_a_reason_line_is_still_the_persons_answer(
+    vault: Path, env: dict[str, str]
+) -> None:
+    turns = [ScriptedTurn(tool_calls=[_delete("test.md")]), ScriptedTurn(text="Kept it.")]
+    with ScriptedModelServer(turns) as server:
+        done = _ask(env, server, vault, "delete test.md", stdin="3\n")  # no reason line
+    assert done.exit_code == 0, done.output
+    assert "declined by you" in done.output

@@ -36,6 +36,7 @@ class Verdict:
     reason: str | None = None
     override: dict[str, Any] | None = None
     files: tuple[str, ...] | None = None  # part of a multi-file change; None: all of it
+    nobody: bool = False  # refused because nobody could be asked (no terminal), not by a person
 
 
 class RunControls:
@@ -58,8 +59,9 @@ class RunControls:
         chosen = tuple(files) if files is not None else None
         self._on_loop(lambda: self._answer(call_id, Verdict(True, files=chosen)))
 
-    def deny(self, call_id: str, reason: str | None = None) -> None:
-        self._on_loop(lambda: self._answer(call_id, Verdict(False, reason)))
+    def deny(self, call_id: str, reason: str | None = None, *, nobody: bool = False) -> None:
+        """Refuse the call; ``nobody``: no person could be asked (e.g. no terminal)."""
+        self._on_loop(lambda: self._answer(call_id, Verdict(False, reason, nobody=nobody)))
 
     def override(self, call_id: str, result: dict[str, Any]) -> bool:
         if call_id in self._done:

@@ -47,7 +47,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from vaultpilot.agent.approvals import ApprovalPolicy, operation_of
 from vaultpilot.agent.controls import RunControls, Verdict
@@ -442,9 +442,14 @@ class _Run:
                 self.emit(ApprovalResolved(call.id, True, "override"))
                 return verdict.override, "override"
             why = "" if verdict.approved else (verdict.reason or "")
-            self.emit(ApprovalResolved(
-                call.id, verdict.approved, "user" if controls else "nobody", why
-            ))  # fmt: skip
+            by: Literal["user", "nobody"] = "user" if controls and not verdict.nobody else "nobody"
+            self.emit(ApprovalResolved(call.id, verdict.approved, by, why))
+            if not verdict.approved and by == "nobody":
+                because = f" ({verdict.reason})" if verdict.reason else ""
+                return failure(
+                    f"Not run: {what} needs the user's approval and nobody could give it"
+                    f"{because}. Don't retry it; tell the user what you would have done."
+                ), "denied"
             if not verdict.approved:
                 because = f" ({verdict.reason})" if verdict.reason else ""
                 return failure(

@@ -7,7 +7,8 @@ conversation in memory.db.
 * ``ask "..."``: one run; ``--conversation ID`` continues a stored conversation. Exit codes: 0
   done, 1 the run failed (model server error), 2 setup or usage problem (e.g. no model
   configured: the message says how to configure one), 3 stopped by max steps or the token
-  budget, 130 interrupted.
+  budget, 4 a step needed approval and there was no terminal to ask (pass ``--yes``), 130
+  interrupted.
 * ``chat``: one conversation, message after message (``--resume ID``, ``--continue`` for the
   latest with its transcript, ``--list`` to list them); see ``cli.chat`` for the prompt and the
   slash commands.
@@ -116,6 +117,8 @@ def ask(
             console.print(Text(f"conversation {conv_id}", "dim"))
     if _EXIT[result.reason]:
         raise typer.Exit(_EXIT[result.reason])
+    if result.unapproved:
+        raise typer.Exit(4)
 
 
 def _warn_if_empty(s: Session) -> None:

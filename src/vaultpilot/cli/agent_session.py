@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from rich.text import Text
+
 from vaultpilot.agent import (
     Agent,
     NoteVersions,
@@ -39,8 +41,8 @@ from vaultpilot.agent import (
 from vaultpilot.agent.build import build_agent
 from vaultpilot.agent.config import AgentConfig
 from vaultpilot.agent.events import AgentEvent, ApprovalRequired, FinishReason
-from vaultpilot.cli.approvals import Approver, Ask, Choice
-from vaultpilot.cli.common import Workspace, open_workspace
+from vaultpilot.cli.approvals import Approver, Ask, Choice, NoAnswer
+from vaultpilot.cli.common import Workspace, err_console, open_workspace
 from vaultpilot.index.background import BackgroundEmbedder
 from vaultpilot.locations import data_root, memory_db_path
 from vaultpilot.memory.db import connect as connect_memory
@@ -80,6 +82,7 @@ class Session:
 class RunOutcome:
     reason: FinishReason
     said_something: bool  # the model wrote text or called a tool
+    unapproved: int = 0  # steps not run because nobody could be asked (no terminal)
 
 
 @contextlib.contextmanager
@@ -139,15 +142,25 @@ def _with_agent(
         ctx.conn.close()
 
 
+_NO_TERMINAL = (
+    "it needs approval and there is no terminal to ask: run it in a terminal, or pass --yes "
+    "to approve every step"
+)
+
+
 async def _read_stdin(question: str) -> str | None:
-    """One line from stdin (no terminal: tests, pipes); None at end of input or on Ctrl-C."""
+    """One line from stdin (no terminal: tests, pipes); None on Ctrl-C; ``NoAnswer`` at the
+    end of input."""
     sys.stdout.write(question)
     sys.stdout.flush()
     try:
         line = sys.stdin.readline()
     except KeyboardInterrupt:
         return None
-    return line if line else ""
+    if not line:
+        sys.stdout.write("\n")
+        raise NoAnswer
+    return line
 
 
 async def _ticker(view: View) -> None:
@@ -207,12 +220,18 @@ async def run_once(
             catch_sigint(False)  # Ctrl-C at the question interrupts the run
             try:
                 choice = await approver.answer(event, question)
+            except NoAnswer:
+                err_console.print(Text(f"not run: {_NO_TERMINAL}", "yellow"), soft_wrap=True)
+                controls.deny(event.call_id, "no terminal to ask", nobody=True)
+                unapproved.append(event.call_id)
+                return
             finally:
                 catch_sigint(True)
         _apply(controls, event.call_id, choice)
 
     reason: FinishReason = "error"
     said = False
+    unapproved: list[str] = []
     ticker = asyncio.create_task(_ticker(view))
     catch_sigint(True)
     try:
@@ -242,4 +261,4 @@ async def run_once(
         with contextlib.suppress(asyncio.CancelledError):
             await ticker
         view.pause()
-    return RunOutcome(reason, said)
+    return RunOutcome(reason, said, len(unapproved))

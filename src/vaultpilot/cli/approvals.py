@@ -20,7 +20,7 @@ from vaultpilot.agent.events import ApprovalRequired
 from vaultpilot.cli.steps import label
 from vaultpilot.tools import TOOLS
 
-__all__ = ["Approver", "Choice", "choices_line", "parse_choice"]
+__all__ = ["Approver", "Choice", "NoAnswer", "choices_line", "parse_choice"]
 
 Ask = Callable[[str], Awaitable[str | None]]
 
@@ -48,12 +48,16 @@ def _verb(event: ApprovalRequired) -> str:
     return label(event.name, event.arguments).split("(", 1)[0]
 
 
+class NoAnswer(Exception):
+    """Raised by an ``Ask`` when nobody is there to answer (stdin ended): the first question
+    of an approval then goes unanswered; a later one (the reason, a file) takes its default."""
+
+
 def choices_line(event: ApprovalRequired) -> str:
-    line = (
-        f"  1 Yes   2 Yes, and don't ask again for {_verb(event)} in this run   "
-        "3 No, and tell it why"
-    )
-    return line + ("   4 Choose files" if per_file(event) else "")
+    """The choices, one per line (a narrow terminal cuts a long line above the input off)."""
+    options = ["1 Yes", f"2 Yes, and don't ask again for {_verb(event)} in this run"]
+    options += ["3 No, and tell it why", *(["4 Choose files"] if per_file(event) else [])]
+    return "\n".join(f"  {option}" for option in options)
 
 
 def parse_choice(
@@ -89,7 +93,7 @@ class Approver:
         given = self.preapproved(event)
         if given is not None:
             return given
-        prompt = choices_line(event) + "\n  › "
+        prompt = choices_line(event) + "\n  Type a number and Enter (Enter alone: No) › "
         paths = per_file(event)
         while True:
             text = await ask(prompt)
@@ -109,7 +113,10 @@ class Approver:
             self.allowed.add((event.name, event.operation))
         if kind != "no":
             return Choice(kind)
-        reason = await ask("  Tell the agent why, or what to do instead (Enter to skip) › ")
+        try:
+            reason = await ask("  Tell the agent why, or what to do instead (Enter to skip) › ")
+        except NoAnswer:
+            reason = ""
         if reason is None:
             return None
         return Choice("no", reason.strip() or None)
@@ -117,7 +124,10 @@ class Approver:
     async def _choose(self, paths: list[str], ask: Ask) -> Choice | None:
         kept = []
         for path in paths:
-            answer = await ask(f"  Change {path}? [Y/n] › ")
+            try:
+                answer = await ask(f"  Change {path}? [Y/n] › ")
+            except NoAnswer:
+                answer = ""
             if answer is None:
                 return None
             if answer.strip().lower() in ("", "y", "yes"):
