@@ -14,6 +14,10 @@
  * - `close()` ends it for good: no timer and no socket survive it.
  * - Commands sent while not connected resolve at once with an `unavailable` reply; commands in
  *   flight when the socket closes resolve the same way (they may or may not have run).
+ * - A reopened socket gets the frames of the runs still going again (same `seq`): those already
+ *   seen from the same server start (hello's `server_id`) are dropped, so nothing is applied
+ *   twice; a new `server_id` counts from 1 again, and the view stops the runs it followed
+ *   (a restarted server does not know them).
  */
 
 import {
@@ -86,6 +90,8 @@ export function connectServer(options: ConnectOptions): ServerConnection {
   let retryMs = firstRetry;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let ended = false;
+  let serverId: string | null = null;
+  let lastSeq = 0;
 
   function setState(next: ConnectionState, text = ""): void {
     state = next;
@@ -164,6 +170,9 @@ export function connectServer(options: ConnectOptions): ServerConnection {
         return;
       }
       if (typed.type === "hello") {
+        const id = typeof typed.server_id === "string" ? typed.server_id : null;
+        if (id !== serverId) lastSeq = 0; // a restarted server counts from 1 again
+        serverId = id;
         hello = typed;
         retryMs = firstRetry;
         setState("open");
@@ -171,6 +180,10 @@ export function connectServer(options: ConnectOptions): ServerConnection {
         const resolve = pending.get(typed.id);
         pending.delete(typed.id);
         resolve?.(typed);
+      }
+      if ((typed.type === "event" || typed.type === "status") && typeof typed.seq === "number") {
+        if (typed.seq <= lastSeq) return; // seen before this socket reopened
+        lastSeq = typed.seq;
       }
       for (const l of frameListeners) l(typed);
     };

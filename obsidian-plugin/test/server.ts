@@ -16,6 +16,11 @@ export interface FakeServerOptions {
   vaults?: { vaultId: string; name: string; path?: string }[];
   commands?: string[];
   refuseSockets?: boolean;
+  /** Said in hello as `server_id` (random per start in the real server); `restart()` changes it. */
+  serverId?: string;
+  /** Send a new socket every frame emitted so far after its hello, as the real server sends
+   * the frames of the runs still going. */
+  replay?: boolean;
 }
 
 export interface Received {
@@ -30,8 +35,28 @@ export class FakeServer {
   private http: Server | null = null;
   private wss: WebSocketServer | null = null;
   private seq = 0;
+  private backlog: string[] = [];
+  private serverId: string | undefined;
 
-  constructor(readonly options: FakeServerOptions = {}) {}
+  constructor(readonly options: FakeServerOptions = {}) {
+    this.serverId = options.serverId;
+  }
+
+  /** Stop and start again on the same port as a new server start: runs and frames are gone,
+   * `seq` counts from 1, hello says a new `server_id`. */
+  async restart(): Promise<void> {
+    await this.stop();
+    this.seq = 0;
+    this.backlog = [];
+    this.serverId = `${this.serverId ?? "start"}+`;
+    await this.start(this.port);
+  }
+
+  /** Close every socket without stopping (a network blip): the plugin reconnects. */
+  drop(): void {
+    for (const ws of this.sockets) ws.terminate();
+    this.sockets.clear();
+  }
 
   get key(): string {
     return this.options.key ?? "k".repeat(43);
@@ -70,6 +95,7 @@ export class FakeServer {
   emit(runId: string, event: Record<string, unknown>, vaultId = "notes"): void {
     this.seq += 1;
     const frame = JSON.stringify({ type: "event", seq: this.seq, runId, vaultId, event });
+    this.backlog.push(frame);
     for (const ws of this.sockets) ws.send(frame);
   }
 
@@ -104,7 +130,9 @@ export class FakeServer {
           const vaults = (this.options.vaults ?? [{ vaultId: "notes" }]).map((v) => v.vaultId);
           const hello: Record<string, unknown> = { type: "hello", server: "vaultpilot", version: "0.1.0", vaults, role: "ui" };
           if (this.options.commands) hello["commands"] = this.options.commands;
+          if (this.serverId !== undefined) hello["server_id"] = this.serverId;
           ws.send(JSON.stringify(hello));
+          if (this.options.replay) for (const frame of this.backlog) ws.send(frame);
         } else {
           reply(false, null, { code: "unauthorized", message: "Wrong API key." });
           ws.close(4401, "unauthorized");

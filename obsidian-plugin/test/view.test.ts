@@ -70,6 +70,48 @@ describe("the view's lifecycle", () => {
   });
 });
 
+describe("a run while the server goes and comes back", () => {
+  const started = { kind: "run_started", run_id: "r1", model: "m", tools: [], max_steps: 5, token_budget: null };
+  const thinking = { kind: "status", message: "Thinking (step 1)", step: 1 };
+  const call = { kind: "tool_call", call_id: "c1", name: "obsidian_query_vault", step: 1, arguments: { queryType: "recent_changes" }, raw_arguments: "{}" };
+
+  async function following(options: ConstructorParameters<typeof FakeServer>[0]) {
+    const server = await serve(options);
+    const { app, plugin } = await loadFor(server);
+    cleanups.push(() => plugin.onunload());
+    await run(plugin, "Open vaultpilot");
+    await until("the socket", () => server.sockets.size === 1);
+    const el = pane(app);
+    await until("the view to be greeted", () => banner(el) === "");
+    for (const event of [started, thinking, call]) server.emit("r1", event);
+    await until("the running step", () => el.querySelector(".working")?.textContent?.includes("Thinking (step 1)") ?? false);
+    return { server, el };
+  }
+
+  it("shows the run once after a reconnect to the same server, which sends its frames again", async () => {
+    const { server, el } = await following({ serverId: "s1", replay: true });
+    server.drop();
+    await until("the banner", () => banner(el).includes("vaultpilot serve"));
+    await until("the reconnect", () => server.sockets.size === 1 && banner(el) === "", 3000);
+    await settle(100);
+    expect(el.querySelectorAll(".tool")).toHaveLength(1); // the replayed frames were not applied twice
+    expect(el.querySelector(".working")?.textContent).toContain("Thinking (step 1)");
+  });
+
+  it("stops the run it followed when the server restarted, and offers Send again", async () => {
+    const { server, el } = await following({ serverId: "s1", replay: true });
+    await server.restart();
+    await until("the run to stop", () => el.querySelector(".summary")?.textContent?.includes("Stopped: the server restarted.") ?? false, 4000);
+    expect(el.querySelector(".working")).toBeNull();
+    expect(el.querySelector(".tool .not-run")?.textContent).toBe("Interrupted");
+    expect(sendButton(el)).not.toBeNull();
+    // The new server's first event (seq 1 again) is not dropped as seen before.
+    server.emit("r2", started);
+    server.emit("r2", thinking);
+    await until("the new server's run", () => el.querySelector(".working")?.textContent?.includes("Thinking (step 1)") ?? false);
+  });
+});
+
 describe("without a server", () => {
   it("says how to start it, and connects by itself once it runs", async () => {
     const port = await freePort();
