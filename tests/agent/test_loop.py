@@ -134,6 +134,22 @@ def test_interrupt_mid_stream_closes_the_stream_and_ends_the_run(serve: Any) -> 
     assert server.disconnects == [0]  # the server saw the client go away
 
 
+def test_a_stream_sending_only_keep_alives_fails_the_turn(serve: Any) -> None:
+    # Proxies keep a stream open with SSE comments: the HTTP read timeout never trips.
+    server = serve([ScriptedTurn(text="one two three four", stall_after=2)])
+    agent = Agent(model_for(server), FunctionTools([echo]), "system", limits=RunLimits(quiet=1.0))
+    started = time.monotonic()
+    events = collect(agent, "go")
+    assert time.monotonic() - started < 6
+    end = finished(events)
+    assert end.reason == "error"
+    assert "sent nothing for 1 s" in end.message and "timeout" in end.message
+    deadline = time.monotonic() + 3
+    while not server.disconnects and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.disconnects == [0]  # the stream was closed
+
+
 def test_interrupt_while_waiting_for_approval_closes_the_open_calls(serve: Any) -> None:
     server = serve([calls(manage(operation="delete_note", target="x.md"), ("echo", {"text": "y"}))])
     tools = FunctionTools([echo])

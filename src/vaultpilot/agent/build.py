@@ -117,7 +117,9 @@ def build_agent(
         tools,
         system_prompt(vault_tools, config, note_token=token),
         policy=policy,
-        limits=RunLimits(config.max_steps, config.token_budget, config.attach_budget),
+        limits=RunLimits(
+            config.max_steps, config.token_budget, config.attach_budget, quiet=config.timeout
+        ),
         vault=vault_tools,
         rules=ctx.rules,
         note_token=token,

@@ -71,7 +71,14 @@ from vaultpilot.agent.events import (
 )
 from vaultpilot.agent.guard import RunGuard
 from vaultpilot.agent.mentions import attach
-from vaultpilot.agent.model import ChatMessage, ModelClient, ModelError, RawToolCall, TurnEnd
+from vaultpilot.agent.model import (
+    ChatMessage,
+    ModelClient,
+    ModelError,
+    ModelEvent,
+    RawToolCall,
+    TurnEnd,
+)
 from vaultpilot.agent.results import parse_arguments, preview
 from vaultpilot.agent.schemas import tool_entry
 from vaultpilot.agent.steps import JournalCounts, approval_mode, describe, outcome
@@ -110,6 +117,9 @@ class RunLimits:
     max_steps: int = 20
     token_budget: int | None = 200_000
     attach_budget: int = 6_000  # tokens of @-attached notes per message
+    # Seconds a model turn may go without sending anything (text, reasoning, a tool call, its
+    # end): a server sending only keep-alive comments never trips the HTTP read timeout.
+    quiet: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,7 +331,9 @@ class _Run:
         parts: list[str] = []
         self.streaming = parts
         end: TurnEnd | None = None
-        async for event in self.agent.model.stream(request, self.tool_list):
+        async for event in _within(
+            self.agent.model.stream(request, self.tool_list), self.agent.limits.quiet
+        ):
             if event.kind == "text":
                 parts.append(event.text)
                 self.emit(TextChunk(event.text, self.step))
@@ -571,3 +583,29 @@ async def run(
             task.cancel()
         with suppress(asyncio.CancelledError):
             await task
+
+
+async def _within(
+    events: AsyncIterator[ModelEvent], quiet: float | None
+) -> AsyncIterator[ModelEvent]:
+    """The model's events, failing with ``ModelError`` when ``quiet`` seconds pass without one
+    (the stream is closed either way)."""
+    iterator = aiter(events)
+    try:
+        while True:
+            try:
+                async with asyncio.timeout(quiet):
+                    event = await anext(iterator)
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                raise ModelError(
+                    f"The model server sent nothing for {quiet:g} s (its stream stayed open "
+                    "with no text); stopped waiting. Try again, or raise `timeout` in the "
+                    "config (`vaultpilot config` shows it)."
+                ) from None
+            yield event
+    finally:
+        close = getattr(iterator, "aclose", None)
+        if close is not None:
+            await close()
