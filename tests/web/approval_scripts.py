@@ -21,7 +21,7 @@ LINK_DIFF = (
     "-- [[Meetings/Retro]]\n+- [[Archive/Retro]]\n"
 )
 TRAVEL = {
-    "Travel/Norway.md": "# Norway\n\nFjords.\n",
+    "Travel/Norway.md": "# Norway\n\n" + "".join(f"- day {d}: fjords\n" for d in range(1, 18)),
     "Travel/Japan.md": "# Japan\n\nKyoto.\n",
 }
 

@@ -89,7 +89,10 @@ def test_files_are_picked_only_where_the_operation_takes_a_subset(page: Any, sho
         folder = page.get_by_role("group", name="Approval: DeleteFolder Travel")
         expect(folder.get_by_role("button", name="Approve")).to_be_visible()
         expect(folder.locator("fieldset.files")).to_have_count(0)  # a folder delete is whole
-        expect(folder.locator(".diff")).to_have_count(2)  # each note it deletes, still shown
+        # The notes it deletes: a long one said in a line (its text opens on request), a short
+        # one shown as it is.
+        expect(folder.locator(".diff-fold > summary")).to_have_text("Deletes 19 lines (show them)")
+        expect(folder.locator(".diff tr.dl-del")).to_have_count(3)
         shot(page, "approvals-04-delete-folder-whole")
         page.keyboard.press("y")
         expect(page.get_by_label("Run summary")).to_contain_text("Done in 3 steps.")

@@ -444,9 +444,10 @@ export function choosableFiles(item: Approval, label: StepLabel | null): string[
   return perFile && paths.length > 1 ? paths : [];
 }
 
-/** A diff longer than this many rows is folded behind a one-line summary (a note deleted whole
- * is its every line: the card's question and buttons stay in sight). */
-export const FOLD_ROWS = 40;
+/** A diff longer than this many rows is folded behind a one-line summary, and a delete's (a
+ * note's every line, removed) beyond a few: the card's question and buttons stay in sight. */
+export const FOLD_ROWS = 60;
+const FOLD_DELETE_ROWS = 12;
 
 /** A file's diff; `linked`: its path opens the note in Obsidian (not for a note that is not
  * there: a change waiting for approval, or one undone since). A long one is folded: a summary
@@ -456,7 +457,7 @@ export function DiffView({ diff, vault, linked = true }: { diff: FileDiff; vault
   const [open, setOpen] = useState(false);
   const moved = diff.from && diff.to && diff.from !== diff.to ? `${diff.from} → ${diff.to}` : null;
   const deletes = moved === null && parsed.added === 0 && parsed.removed > 0;
-  const fold = parsed.lines.length > FOLD_ROWS;
+  const fold = parsed.lines.length > (deletes ? FOLD_DELETE_ROWS : FOLD_ROWS);
   const n = (k: number) => `${k.toLocaleString("en-US")} line${k === 1 ? "" : "s"}`;
   const said = deletes ? `Deletes ${n(parsed.removed)}` : `Changes ${n(parsed.lines.length)}`;
   return (
