@@ -117,6 +117,15 @@ def _restore_from_trash(root: Path, trashed: str, dest: str) -> None:
     else:
         os.link(src, dst)  # fails instead of overwriting
         src.unlink()
+    # The folders of .trash/ it leaves empty (.trash/ itself included) go too: a run that
+    # deleted a note and was undone leaves the vault as it was, not with an empty .trash/.
+    folder = src.parent
+    while folder != root and folder.is_relative_to(root / ".trash"):
+        try:
+            folder.rmdir()  # only when empty
+        except OSError:
+            break
+        folder = folder.parent
 
 
 def already_undone(journal: Journal, change_set: ChangeSet) -> InvalidArgumentError | None:
