@@ -40,11 +40,9 @@ def test_delete_says_a_link_now_leads_to_the_other_note_of_that_name(bare: ToolC
     write(bare.root, "Z/M.md", "See [[Only]].\n")
     result = manage(bare, operation="delete_note", target="X/Dup.md", confirmDestructive=True)
     (warning,) = result["warnings"]
-    assert warning == (
-        "1 note(s) link to it by a name that now leads to 'Y/Dup.md' instead: X/L.md"
-    )
+    assert warning == ("1 note links to it by a name that now leads to 'Y/Dup.md' instead: X/L.md")
     gone = manage(bare, operation="delete_note", target="Z/Only.md", confirmDestructive=True)
-    assert gone["warnings"] == ["1 note(s) still link to it and now have unresolved links: Z/M.md"]
+    assert gone["warnings"] == ["1 note still links to it and now has an unresolved link: Z/M.md"]
 
 
 @pytest.mark.parametrize(

@@ -299,6 +299,12 @@ def _shown(paths: Collection[str]) -> str:
     return ", ".join(listed[:5]) + (" …" if len(listed) > 5 else "")
 
 
+def _notes(paths: Collection[str], one: str, many: str) -> str:
+    """'1 note links' / '3 notes link': the count with its noun and verb agreeing."""
+    n = len(paths)
+    return f"1 note {one}" if n == 1 else f"{n} notes {many}"
+
+
 def links_after_removal(ctx: ToolContext, removed: Collection[str], what: str) -> list[str]:
     """Warnings saying where the links into ``removed`` (vault paths) lead once it is gone:
     another note of the same name (Obsidian resolves them there) or nowhere."""
@@ -316,13 +322,14 @@ def links_after_removal(ctx: ToolContext, removed: Collection[str], what: str) -
         else:
             now_to.setdefault(found, set()).add(b.source)
     warnings = [
-        f"{len(sources)} note(s) link to {what} by a name that now leads to '{target}' "
+        f"{_notes(sources, 'links', 'link')} to {what} by a name that now leads to '{target}' "
         f"instead: {_shown(sources)}"
         for target, sources in sorted(now_to.items())
     ]
     if unresolved:
+        has = "has an unresolved link" if len(unresolved) == 1 else "have unresolved links"
         warnings.append(
-            f"{len(unresolved)} note(s) still link to {what} and now have unresolved links: "
+            f"{_notes(unresolved, 'still links', 'still link')} to {what} and now {has}: "
             f"{_shown(unresolved)}"
         )
     return warnings
