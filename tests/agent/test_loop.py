@@ -20,6 +20,7 @@ from vaultpilot.agent import (
 )
 from vaultpilot.agent.events import (
     AgentEvent,
+    ApprovalRequired,
     ApprovalResolved,
     ErrorEvent,
     MessageAdded,
@@ -194,6 +195,27 @@ def test_a_denied_delete_does_not_run(serve: Any, vault_tools: VaultTools, vault
     assert (result.success, result.source) == (False, "denied")
     assert "refused" in result.result["error"] and "keep it" in result.result["error"]
     assert finished(events).reason == "done"
+
+
+def test_a_call_that_cannot_run_is_not_put_to_the_person(
+    serve: Any, vault_tools: VaultTools, vault: Path
+) -> None:
+    # Its dry run fails (no confirmDestructive; a note that does not exist): the failure goes
+    # back to the model at once, and nobody is asked to approve a call that would fail anyway.
+    turn = calls(
+        manage(operation="delete_note", target="test.md"),
+        manage(operation="delete_note", target="Nope.md", confirmDestructive=True),
+    )
+    server = serve([turn, ScriptedTurn(text="Could not.")])
+    controls = RunControls()
+    events = collect(_delete_agent(server, vault_tools), "delete", controls=controls)
+    assert not of_kind(events, ApprovalRequired)
+    first, second = of_kind(events, ToolResult)
+    assert (first.success, first.source) == (False, "tool")
+    assert "confirmDestructive" in first.result["message"]
+    assert (second.success, second.source) == (False, "tool")
+    assert "doesn't exist" in second.result["message"]
+    assert (vault / "test.md").exists()
 
 
 def test_an_approved_delete_runs(serve: Any, vault_tools: VaultTools, vault: Path) -> None:

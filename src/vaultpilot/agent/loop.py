@@ -447,7 +447,9 @@ class _Run:
             reason = (
                 f"{what}: {ruled}." if ruled else self.agent.policy.reason(call.name, operation)
             )
-            diffs = await self._preview(call.name, arguments)
+            diffs, cannot = await self._preview(call.name, arguments)
+            if cannot is not None:  # it would fail as asked: the person is not asked for it
+                return cannot, "tool"
             self.emit(ApprovalRequired(call.id, call.name, operation, arguments, reason, diffs))
             verdict = await controls.verdict(call.id) if controls else Verdict(False)
             if verdict.override is not None:
@@ -481,17 +483,23 @@ class _Run:
         result = await asyncio.to_thread(self.tools.call, call.name, arguments)
         return result, "tool"
 
-    async def _preview(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], ...]:
-        """The diffs a note change would write, from the tool's dry run (nothing is written);
-        none when the operation has no dry run or it fails (the person still decides)."""
+    async def _preview(
+        self, name: str, arguments: dict[str, Any]
+    ) -> tuple[tuple[dict[str, Any], ...], dict[str, Any] | None]:
+        """The diffs a note change would write, from the tool's dry run (nothing is written),
+        and the dry run's failure when it failed: the call cannot run as asked, so there is
+        nothing to approve. No diffs and no failure when the operation has no dry run."""
         tool = _VAULT_TOOLS.get(name)
         op = tool.operation(arguments) if tool is not None else None
-        if op is None or not op.dry_run:
-            return ()
+        if op is None or not op.dry_run or arguments.get("dryRun") is True:
+            return (), None
         dry = {**arguments, "dryRun": True}
         result = await asyncio.to_thread(self.tools.call, name, dry)
-        found = result.get("diffs") if result_ok(result) else None
-        return tuple(d for d in found if isinstance(d, dict)) if isinstance(found, list) else ()
+        if not result_ok(result):
+            return (), result
+        found = result.get("diffs")
+        diffs = tuple(d for d in found if isinstance(d, dict)) if isinstance(found, list) else ()
+        return diffs, None
 
     def _for_model(self, message: ChatMessage) -> ChatMessage:
         """A tool message with its note text between this agent's boundary markers (stored
