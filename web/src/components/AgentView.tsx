@@ -40,7 +40,9 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
   const [conn, setConn] = useState<{ state: ConnectionState; detail: string; hello: HelloFrame | null }>({
     state: connection.state, detail: "", hello: connection.hello,
   });
-  const [view, setView] = useState<ViewState>(emptyState);
+  // The server start the view is mounted on, when the connection was greeted before it mounted
+  // (the plugin's view opens on a live connection): a later hello then tells a restart.
+  const [view, setView] = useState<ViewState>(() => ({ ...emptyState, serverId: connection.hello?.server_id ?? null }));
   const viewRef = useRef(view);
   viewRef.current = view;
   const [vaults, setVaults] = useState<VaultInfo[]>([]);
