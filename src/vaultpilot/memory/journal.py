@@ -143,7 +143,12 @@ class ChangeSet:
         return datetime.fromtimestamp(self.created_at).astimezone().isoformat(timespec="seconds")
 
     def paths(self) -> list[str]:
-        out = [c.path_after or c.path_before or "" for c in self.changes]
+        """The notes and folders the set changed, each once, under the path a person knows: a
+        delete's note where it was (not its place in the trash), anything else where it is."""
+        out = [
+            (c.path_before if c.kind == "delete" else c.path_after) or c.path_before or ""
+            for c in self.changes
+        ]
         return list(dict.fromkeys(p for p in out if p))
 
     def as_json(self) -> dict[str, Any]:
