@@ -75,6 +75,7 @@ from vaultpilot.vault.resolve import file_key
 
 __all__ = [
     "DRY_RUN_OPERATIONS",
+    "UNDO_HINT",
     "check_undo_target",
     "obsidian_vault_manager",
     "preview",
@@ -358,6 +359,11 @@ def _append_new_daily(ctx: ToolContext, p: VaultManagerParams, target: str) -> O
     return out
 
 
+# How a deleted note comes back when the change is journaled; a transport without an undo of
+# its own (MCP) puts its own way in its place.
+UNDO_HINT = "Restore it: undo the change."
+
+
 def _delete(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
     require_confirmation(p)
     path = resolve_note(ctx, need(p.target, "target", p.operation, "'Drafts/Old.md'"))
@@ -372,8 +378,8 @@ def _delete(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
     ctx.fresh(force=True, paths=[path])  # the trash is outside the index (.trash/ or the system's)
     if trashed.note:
         warnings.append(trashed.note)
-    restore = "undo the change" if ctx.journal is not None else "move it back"
-    return done(p, [path], f"Moved '{path}' to '{trashed.path}'. Restore it: {restore}.", warnings)
+    restore = UNDO_HINT if ctx.journal is not None else "Restore it: move it back."
+    return done(p, [path], f"Moved '{path}' to '{trashed.path}'. {restore}", warnings)
 
 
 def _move_note(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
