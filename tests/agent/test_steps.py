@@ -92,7 +92,13 @@ def test_a_call_reads_as_its_verb_and_object() -> None:
     assert (many["verb"], many["object"]) == ("Tag", "a.md, b.md, +1")
     daily = describe("obsidian_get_context", {"contextType": "daily_note"})
     assert (daily["kind"], daily["object"], daily["object_is_path"]) == ("read", "today", False)
-    assert describe("git_agent", {"type": "git_commit"})["verb"] == "Git"
+    assert describe("git_agent", {"type": "git_commit"})["verb"] == "Commit"
+    staged = describe("git_agent", {"type": "git_add", "files": ["a.md", "b.md"]})
+    assert (staged["verb"], staged["object"]) == ("Stage", "a.md, b.md")
+    message = {"type": "git_commit", "message": "Weekly review\n\nlonger text"}
+    assert describe("git_agent", message)["object"] == "Weekly review"
+    status = describe("git_agent", {"type": "git_status"})
+    assert (status["verb"], status["object"]) == ("Git", "status")
     other = describe("shell", {"command": "ls -la"})
     assert other == {
         "kind": "other", "verb": "shell", "object": 'command="ls -la"', "object_is_path": False,

@@ -76,7 +76,7 @@ def test_an_edit_shows_its_line_counts_and_the_run_ends_with_what_changed(
     out = done.output
     assert "● Edit(test.md)  +2 −1" in out
     assert "Done: two lines now." in out  # Markdown markers are styling, not text
-    assert "Changed 1 note(s):" in out and "test.md +2 −1" in out
+    assert "Changed 1 note:" in out and "test.md +2 −1" in out
     undo = out.split("Undo all of them with: ", 1)[1].split()[:3]
     assert undo[:2] == ["vaultpilot", "undo"]
     back = runner.invoke(app, ["undo", undo[2], "--vault", str(vault)], env=env)
@@ -167,7 +167,7 @@ def test_step_labels_and_outcomes() -> None:
     )
     move = {"operation": "move_note", "target": "A.md", "destination": "Archive/A.md"}
     assert label("obsidian_vault_manager", move) == "Move(A.md → Archive/A.md)"
-    assert label("git_agent", {"type": "git_log"}) == "Git(git_log)"
+    assert label("git_agent", {"type": "git_log"}) == "Git(log)"
     assert outcome({"results": [{}, {}], "totalFound": 7}) == "7 found"
     assert outcome({"error": "No note 'X'."}) == "No note 'X'."
     assert line_counts("a\nb\nc\n", "a\nB\nc\nd\n") == (2, 1)

@@ -42,7 +42,7 @@ def _send(page: Any, server: FrameServer, goal: str) -> Any:
 def test_y_approves_a_call_that_shows_no_files(page: Any, shot: Shot) -> None:
     with serving(FrameServer(script=git_add_run)) as server:
         box = _send(page, server, "Stage the inbox")
-        card = page.get_by_role("group", name="Approval: Git git_add")
+        card = page.get_by_role("group", name="Approval: Stage files")
         expect(card).to_be_focused()
         expect(card.locator(".reason")).to_have_text(
             "git_agent git_add changes things outside the vault tools, so it asks first."
@@ -86,7 +86,7 @@ def test_files_are_picked_only_where_the_operation_takes_a_subset(page: Any, sho
         files.nth(1).check()
         move.get_by_role("button", name="Approve").click()
 
-        folder = page.get_by_role("group", name="Approval: DeleteFolder Travel")
+        folder = page.get_by_role("group", name="Approval: Delete folder Travel")
         expect(folder.get_by_role("button", name="Approve")).to_be_visible()
         expect(folder.locator("fieldset.files")).to_have_count(0)  # a folder delete is whole
         # The notes it deletes: a long one said in a line (its text opens on request), a short

@@ -111,14 +111,16 @@ export function notRun(item: ToolItem): NotRun | null {
  * says (`deletes`, `moves`, `edits`), else its kind; the operation's name when neither says. */
 const RUN_WORDS: Record<string, string> = {
   Delete: "deletes",
-  DeleteFolder: "folder deletes",
+  "Delete folder": "folder deletes",
   Move: "moves",
-  MoveFolder: "folder moves",
+  "Move folder": "folder moves",
   Edit: "edits",
   Append: "appends",
   Write: "rewrites",
   Create: "new notes",
-  Mkdir: "new folders",
+  "New folder": "new folders",
+  Stage: "stages (git add)",
+  Commit: "commits",
   Tag: "tag changes",
   Properties: "property changes",
 };

@@ -170,7 +170,9 @@ class ToolCall:
 @dataclass(frozen=True, slots=True)
 class ApprovalRequired:
     """A call waiting for a person. ``diffs`` (``{path, diff, ...}`` per file, from the tool's
-    dry run) shows what a note change would write; it is left out of the JSON when empty."""
+    dry run) shows what a note change would write; it is left out of the JSON when empty.
+    ``per_file``: the change touches several files and may be approved for some of them (the
+    operation's ``per_file`` fact), so a view offers a choice of files."""
 
     call_id: str
     name: str
@@ -178,6 +180,7 @@ class ApprovalRequired:
     arguments: dict[str, Any]
     reason: str
     diffs: tuple[dict[str, Any], ...] = ()
+    per_file: bool = False
     kind: Literal["approval_required"] = "approval_required"
 
 

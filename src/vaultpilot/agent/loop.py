@@ -450,7 +450,10 @@ class _Run:
             diffs, cannot = await self._preview(call.name, arguments)
             if cannot is not None:  # it would fail as asked: the person is not asked for it
                 return cannot, "tool"
-            self.emit(ApprovalRequired(call.id, call.name, operation, arguments, reason, diffs))
+            per_file = _per_file(call.name, arguments, diffs)
+            self.emit(
+                ApprovalRequired(call.id, call.name, operation, arguments, reason, diffs, per_file)
+            )
             verdict = await controls.verdict(call.id) if controls else Verdict(False)
             if verdict.override is not None:
                 self.emit(ApprovalResolved(call.id, True, "override"))
@@ -617,3 +620,12 @@ async def _within(
         close = getattr(iterator, "aclose", None)
         if close is not None:
             await close()
+
+
+def _per_file(name: str, arguments: dict[str, Any], diffs: tuple[dict[str, Any], ...]) -> bool:
+    """Whether a person may approve part of the change: its operation can be applied file by
+    file and the preview names more than one file."""
+    tool = _VAULT_TOOLS.get(name)
+    op = tool.operation(arguments) if tool is not None else None
+    paths = {d.get("path") for d in diffs if d.get("path")}
+    return op is not None and op.per_file and len(paths) > 1

@@ -94,9 +94,14 @@ def _object(op: Operation, arguments: Mapping[str, Any]) -> tuple[str, bool]:
     return target, bool(op.files)
 
 
+# git_agent's actions as a person says them: the writes by their own verb, the reads as Git's.
+_GIT = {"git_add": ("Stage", "files"), "git_commit": ("Commit", "changes")}
+
+
 def describe(name: str, arguments: Mapping[str, Any] | None) -> StepLabel:
-    """How a call reads: ``Edit`` ``Inbox.md`` for a vault tool's operation, ``Git`` and its
-    action for git_agent, the tool's name and its first arguments for anything else."""
+    """How a call reads: ``Edit`` ``Inbox.md`` for a vault tool's operation, ``Stage``
+    ``a.md, b.md`` or ``Commit`` and the message's first line for git_agent, the tool's name
+    and its first arguments for anything else."""
     args = arguments or {}
     tool = _BY_NAME.get(name)
     op = tool.operation(args) if tool is not None else None
@@ -105,7 +110,14 @@ def describe(name: str, arguments: Mapping[str, Any] | None) -> StepLabel:
         return StepLabel(kind=kind_of(op), verb=op.verb, object=text, object_is_path=is_path)
     if name == "git_agent":
         action = str(args.get("type") or args.get("action") or "?")
-        return StepLabel(kind="other", verb="Git", object=action, object_is_path=False)
+        verb, what = _GIT.get(action, ("Git", action.removeprefix("git_")))
+        files = args.get("files")
+        if action in ("git_add", "git_diff") and isinstance(files, list) and files:
+            named = _cut(", ".join(str(f) for f in files))
+            what = named if action == "git_add" else f"diff {named}"
+        elif action == "git_commit" and isinstance(args.get("message"), str):
+            what = _cut(args["message"].splitlines()[0] if args["message"] else "") or what
+        return StepLabel(kind="other", verb=verb, object=what, object_is_path=False)
     shown = ", ".join(f"{k}={_cut(json.dumps(v, ensure_ascii=False), 30)}" for k, v in args.items())
     return StepLabel(kind="other", verb=name, object=_cut(shown), object_is_path=False)
 

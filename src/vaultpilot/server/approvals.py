@@ -29,6 +29,7 @@ A refused approval is a ``RequestError`` naming why, and the request stays pendi
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -81,7 +82,13 @@ class ApprovalBroker:
         return list(self._pending)
 
     def _publish(self, vault_id: str, event: ApprovalRequired | ApprovalResolved) -> None:
-        frame = {"type": "event", "runId": None, "vaultId": vault_id, "event": event_to_dict(event)}
+        frame = {
+            "type": "event",
+            "runId": None,
+            "vaultId": vault_id,
+            "event": event_to_dict(event),
+            "time": time.time(),
+        }
         self._hub.publish(frame)
 
     async def ask(

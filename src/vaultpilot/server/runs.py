@@ -12,7 +12,8 @@ Which agent runs a ``StartAgent``:
 * **built-in**: otherwise, the ReAct loop of ``vaultpilot.agent`` with the model, approval rules,
   limits and instructions of the agent configuration (``vaultpilot.agent.config``) and the three
   vault tools on a private connection to the vault's index. Every event is published
-  to every subscriber as ``{type: "event", runId, vaultId, event}``.
+  to every subscriber as ``{type: "event", runId, vaultId, event, time}`` (``time``: seconds
+  since the epoch, when the event happened).
 
 A built-in run belongs to a conversation stored in ``memory.db`` (the same store as
 ``vaultpilot chat``, keyed by the vault's folder): a new one titled after the goal, or the one
@@ -48,6 +49,7 @@ import contextlib
 import os
 import signal
 import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,7 +85,6 @@ from vaultpilot.server.shell import scrubbed_env
 from vaultpilot.server.vaults import VaultHandle
 from vaultpilot.server.ws import Hub, Subscriber
 from vaultpilot.tools import TOOLS
-from vaultpilot.tools.operations import Operation
 
 __all__ = ["FINAL_STATUSES", "SERVER_URL_ENV", "RunRecord", "Runs"]
 
@@ -106,11 +107,6 @@ def changed_files(name: str, arguments: dict[str, Any] | None) -> list[str]:
     tool = _VAULT_TOOLS.get(name)
     op = tool.operation(arguments) if tool is not None else None
     return tool.files(arguments) if tool is not None and op is not None and op.writes else []
-
-
-def _operation(name: str, arguments: dict[str, Any] | None) -> Operation | None:
-    tool = _VAULT_TOOLS.get(name)
-    return tool.operation(arguments) if tool is not None else None
 
 
 @dataclass(slots=True)
@@ -308,6 +304,7 @@ class Runs:
                         "runId": record.run_id,
                         "vaultId": record.vault_id,
                         "event": event_to_dict(event),
+                        "time": time.time(),  # when it happened: a reopened view times the run
                     }
                 )
         finally:
@@ -331,8 +328,7 @@ class Runs:
                 record.approval_files[event.call_id] = list(dict.fromkeys(shown)) or changed_files(
                     event.name, event.arguments
                 )
-                op = _operation(event.name, event.arguments)
-                if op is not None and op.per_file and shown:
+                if event.per_file:
                     record.per_file.add(event.call_id)
             case "approval_resolved":
                 record.awaiting.discard(event.call_id)

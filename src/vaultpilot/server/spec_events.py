@@ -61,6 +61,7 @@ _NOT_IN_SPEC: dict[str, frozenset[str]] = {
     "tool_call": frozenset({"label"}),
     "tool_result": frozenset({"outcome", "files"}),
     "approval_resolved": frozenset({"reason"}),
+    "approval_required": frozenset({"per_file"}),
 }
 
 
