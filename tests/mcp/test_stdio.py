@@ -164,14 +164,27 @@ def test_approval_through_elicitation(
         action = "accept" if answers.pop(0) == "accept" else "decline"
         return types.ElicitResult(action=action, content={"approve": True})
 
+    lines = len((example_vault / "Inbox.md").read_text().splitlines())
+
     async def session() -> None:
         async with Client(one_vault, mode=mode, elicitation_callback=elicit) as client:
+            # A call that cannot run is refused before anyone is asked (its dry run fails).
+            unconfirmed = {"operation": "delete_note", "target": "Inbox.md"}
+            refused = await client.call_tool("obsidian_vault_manager", unconfirmed)
+            assert refused.is_error and "confirmDestructive" in _text(refused)
+            missing = {"operation": "delete_note", "target": "Nope.md", "confirmDestructive": True}
+            refused = await client.call_tool("obsidian_vault_manager", missing)
+            assert refused.is_error and "Nope.md" in _text(refused)
+            assert asked == []
             call = {"operation": "delete_note", "target": "Inbox.md", "confirmDestructive": True}
             declined = await client.call_tool("obsidian_vault_manager", call)
             assert declined.is_error and "declined" in declined.structured_content["message"]
             assert (example_vault / "Inbox.md").exists()
             accepted = await client.call_tool("obsidian_vault_manager", call)
             assert not accepted.is_error, accepted.structured_content
+            # The result says how to restore it from here: MCP has no undo of its own.
+            assert "`vaultpilot undo --last`" in accepted.structured_content["message"]
+            assert "undo the change" not in _text(accepted)
             assert not (example_vault / "Inbox.md").exists()
             assert (example_vault / ".trash" / "Inbox.md").exists()
             # A read needs no approval: nothing more is asked.
@@ -179,6 +192,10 @@ def test_approval_through_elicitation(
 
     _run(session)
     assert len(asked) == 2 and "delete_note" in asked[0] and "Inbox.md" in asked[0]
+    # The question says what would change, from the dry run, with the links left dangling.
+    question = asked[0].splitlines()
+    assert question[1] == f"Would change: Inbox.md deleted (+0 −{lines}).", asked[0]
+    assert question[2].startswith("Note: 3 notes still link to it"), asked[0]
 
 
 def test_config_rules_allow_and_deny(tmp_path: Path, example_vault: Path, data_dir: Path) -> None:

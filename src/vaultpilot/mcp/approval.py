@@ -11,6 +11,10 @@
   the answer is returned then. ``request_state`` is a digest of the tool and its arguments, so
   an answer given for one call never approves another.
 
+``summarize(preview)`` turns the operation's dry-run result into the one or two lines the
+question adds about what would change: the files with their lines added and removed, and the
+dry run's first warning (e.g. notes left linking to a deleted one).
+
 Only ``accept`` approves. The form has one boolean field, ``approve``; a client that accepts
 with it set to false has declined.
 """
@@ -26,9 +30,9 @@ from typing import Any
 import mcp_types as types
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from vaultpilot.agent.steps import describe
+from vaultpilot.agent.steps import describe, diff_counts, plural
 
-__all__ = ["Asked", "ask_person"]
+__all__ = ["Asked", "ask_person", "summarize"]
 
 _KEY = "approval"
 _SCHEMA: dict[str, Any] = {
@@ -59,13 +63,51 @@ def _can_elicit(ctx: Any) -> bool:
     return caps.elicitation.form is not None or caps.elicitation.url is None
 
 
-def _question(name: str, reason: str, arguments: Mapping[str, Any]) -> str:
+def _cut(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _file_change(diff: Mapping[str, Any]) -> tuple[str, int, int]:
+    before, after = diff.get("from"), diff.get("to")
+    added, removed = diff_counts(str(diff.get("diff") or ""))
+    counts = f"+{added} −{removed}"
+    if after is None and before:
+        return f"{before} deleted ({counts})", added, removed
+    if before is None and after:
+        return f"{after} created ({counts})", added, removed
+    if before and after and before != after:
+        moved = f"{before} → {after}"
+        return (f"{moved} ({counts})" if added or removed else moved), added, removed
+    return f"{diff.get('path') or after or before} ({counts})", added, removed
+
+
+def summarize(preview: Mapping[str, Any], *, shown: int = 3) -> str:
+    """What a dry run says the call would change, in one or two lines (see the module); empty
+    when it lists no files."""
+    diffs = [d for d in preview.get("diffs") or () if isinstance(d, Mapping)]
+    if not diffs:
+        return ""
+    changes = [_file_change(d) for d in diffs]
+    added = sum(c[1] for c in changes)
+    removed = sum(c[2] for c in changes)
+    listed = "; ".join(c[0] for c in changes[:shown])
+    if len(changes) > shown:
+        listed += f"; and {plural(len(changes) - shown, 'more file')}"
+    total = f" ({plural(len(changes), 'file')}, +{added} −{removed})" if len(changes) > 1 else ""
+    line = _cut(f"Would change{total}: {listed}.", 400)
+    warnings = [w for w in preview.get("warnings") or () if isinstance(w, str)]
+    return line + (f"\nNote: {_cut(warnings[0], 300)}" if warnings else "")
+
+
+def _question(name: str, reason: str, arguments: Mapping[str, Any], changes: str = "") -> str:
     shown = json.dumps(arguments, ensure_ascii=False)
     if len(shown) > 600:
         shown = shown[:600] + "…"
     label = describe(name, arguments)
     acts_on = f" {label['object']}" if label["object"] else ""
-    return f"{label['verb']}{acts_on}? {reason}\nThe call: {name} with {shown}"
+    what = f"\n{changes}" if changes else ""
+    return f"{label['verb']}{acts_on}? {reason}{what}\nThe call: {name} with {shown}"
 
 
 def _digest(name: str, arguments: Mapping[str, Any]) -> str:
@@ -81,12 +123,18 @@ def _answer(result: types.ElicitResult) -> Asked:
 
 
 async def ask_person(
-    ctx: Any, params: types.CallToolRequestParams, reason: str, arguments: Mapping[str, Any]
+    ctx: Any,
+    params: types.CallToolRequestParams,
+    reason: str,
+    arguments: Mapping[str, Any],
+    *,
+    changes: str = "",
 ) -> Asked | types.InputRequiredResult:
-    """Ask whether the call may run (see the module); ``ctx`` is the SDK's request context."""
+    """Ask whether the call may run (see the module); ``ctx`` is the SDK's request context and
+    ``changes`` what the dry run says would change (``summarize``)."""
     if not _can_elicit(ctx):
         return Asked.UNSUPPORTED
-    message = _question(params.name, reason, arguments)
+    message = _question(params.name, reason, arguments, changes)
     if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
         result = await ctx.session.elicit_form(message, _SCHEMA, related_request_id=ctx.request_id)
         return _answer(result)

@@ -16,7 +16,10 @@
 * Approvals: a call the policy marks ``deny`` is refused; one marked ``ask`` (or one the vault's
   rules ask for: ``mode = "ask"``, an ``ask`` folder, more notes than ``max_notes_per_run``) is
   asked through elicitation when the client supports it (``approval.ask_person``) and refused
-  otherwise, with the ``[approvals]`` line that allows it. The rules that refuse (denied,
+  otherwise, with the ``[approvals]`` line that allows it. Before asking, the operation's dry
+  run (when its facts say it has one) checks the call can run: its refusal (a delete without
+  ``confirmDestructive``, a missing note) is returned without asking, and the question says
+  what would change (files, lines added and removed). The rules that refuse (denied,
   read-only and private notes, read-only mode) are enforced by the tools themselves.
 """
 
@@ -35,9 +38,10 @@ from pydantic import ValidationError
 
 from vaultpilot.agent.approvals import ApprovalPolicy, operation_of
 from vaultpilot.agent.guard import RunGuard
-from vaultpilot.mcp.approval import Asked, ask_person
+from vaultpilot.mcp.approval import Asked, ask_person, summarize
 from vaultpilot.mcp.vaults import VaultSession
 from vaultpilot.tools import TOOLS, get_tool
+from vaultpilot.tools.manage import UNDO_HINT
 from vaultpilot.tools.registry import is_error
 from vaultpilot.tools.untrusted import mark
 
@@ -48,7 +52,11 @@ VAULT_PARAM = "vault"
 MAX_ARGUMENTS = 4 * 1024 * 1024
 
 
-_NAMES = {tool.name for tool in TOOLS}
+_NAMES = tuple(tool.name for tool in TOOLS)  # in the registry's order: the same every run
+_UNDO_OVER_MCP = (
+    "There is no undo over MCP: to restore it, the person runs `vaultpilot undo --last` in a "
+    "terminal (or `vaultpilot undo ID`, the ID from `vaultpilot history`)."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +147,18 @@ def _how_to_allow(key: str, approvals: Approvals) -> str:
     return f'add `"{key}" = "allow"` under [approvals] in {where} (`vaultpilot config` shows it)'
 
 
+async def _dry_run(
+    vault: VaultSession, name: str, arguments: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The operation's dry run (nothing is written), or None when it has none: checked before
+    the person is asked, so a call that cannot run is refused without wasting their approval."""
+    op = get_tool(name).operation(arguments)
+    if op is None or not op.dry_run:
+        return None
+    outcome = await vault.run_tool(name, {**arguments, "dryRun": True})
+    return dict(outcome.result)
+
+
 async def call_tool(
     ctx: Any,
     params: types.CallToolRequestParams,
@@ -189,7 +209,11 @@ async def call_tool(
             f"Tell the person; to allow it, {_how_to_allow(key, approvals)}.",
         )
     if decision == "ask":
-        asked = await ask_person(ctx, params, reason, arguments)
+        preview = await _dry_run(vault, name, arguments)
+        if preview is not None and is_error(preview):
+            return _result(preview, failed=True)  # it could not run: nothing to ask about
+        changes = summarize(preview) if preview is not None else ""
+        asked = await ask_person(ctx, params, reason, arguments, changes=changes)
         if isinstance(asked, types.InputRequiredResult):
             return asked
         if asked is not Asked.ACCEPTED:
@@ -207,4 +231,12 @@ async def call_tool(
             }[asked]
             return _refusal(name, arguments, f"{key} {why}. Nothing was changed.")
     outcome = await vault.run_tool(name, arguments)  # a write takes the vault's write turn first
-    return _result(outcome.result, failed=outcome.error is not None, token=token)
+    return _result(_undo_here(outcome.result), failed=outcome.error is not None, token=token)
+
+
+def _undo_here(result: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A result that says "undo the change" says how, since MCP has no undo of its own."""
+    message = result.get("message")
+    if not isinstance(message, str) or UNDO_HINT not in message:
+        return result
+    return {**result, "message": message.replace(UNDO_HINT, _UNDO_OVER_MCP)}
