@@ -54,11 +54,14 @@ def test_a_second_undo_says_the_run_was_already_undone(example_vault: Path, tmp_
     assert not (example_vault / "Filed").exists()  # the folders the move made went with it
     run_id = re.search(r"Undid change set (run-[0-9a-f]{12}): restored ", out)
     assert run_id is not None, out
-    assert "removed the empty folder(s) Filed/Later, Filed" in out
+    assert "removed the empty folders Filed/Later, Filed" in out
     history = runner.invoke(app, ["history", "--json", "--vault", str(example_vault)], env=env)
     sets = json.loads(history.stdout)
     undo = next(s for s in sets if s["undoOf"] == run_id.group(1))
-    second = out.split("removed the empty folder(s)", 1)[1]
+    assert undo["source"] == "chat"  # the chat's /undo, not one of the agent's changes
+    run = next(s for s in sets if s["id"] == run_id.group(1))
+    assert run["source"] == "agent"
+    second = out.split("removed the empty folders", 1)[1]
     assert "Nothing to undo: this chat's run's changes were already undone." in second
     assert f"already undone by {undo['id']}" in second
     assert "has changed no notes" not in out and "Undid change set" not in second
@@ -89,7 +92,7 @@ def test_run_lines_leave_out_the_folders_made_to_hold_an_item(
     assert "Plans/2026/Q1/ (new folder)" in out and "Ideas/Soon/Later.md (new, +1)" in out
     for parent in ("Plans/ (new", "Plans/2026/ (new", "Ideas/ (new", "Ideas/Soon/ (new"):
         assert parent not in out
-    assert "Changed 2 note(s):" in out
+    assert "Changed 1 note and 1 folder:" in out
 
 
 def test_a_journal_that_cannot_be_read_is_not_called_already_undone(

@@ -62,7 +62,7 @@ def test_history_show_undo(vault: Path) -> None:
 
     code, out, err = vp(vault, "undo", "--last")
     assert code == 0, err
-    assert "restored 2 file(s)" in out  # the moved note and the note whose link was rewritten
+    assert "restored 2 files." in out  # the moved note and the note whose link was rewritten
     code, out, err = vp(vault, "undo", sets[1]["id"])
     assert code == 0, err
     assert (vault / "Projects" / "Plan.md").read_bytes() == plan
@@ -84,7 +84,7 @@ def test_undo_refuses_a_file_changed_since(vault: Path) -> None:
     assert (vault / "Home.md").read_text(encoding="utf-8") == "mine now\n"
     code, out, err = vp(vault, "undo", "--last", "--skip-changed")
     assert code == 0, err
-    assert "restored 1 file(s)" in out and "Left as they are (changed since): Home.md" in out
+    assert "restored 1 file." in out and "Left as they are (changed since): Home.md" in out
     assert (vault / "Projects" / "Plan.md").read_text(encoding="utf-8") == "# Plan\n- [ ] ship\n"
     assert (vault / "Home.md").read_text(encoding="utf-8") == "mine now\n"
 
@@ -149,13 +149,13 @@ def test_undo_removes_the_folders_its_change_set_created(vault: Path) -> None:
     assert (vault / "Archive" / "Old" / "Plan.md").is_file()
     code, out, err = vp(vault, "undo", "--last")
     assert code == 0, err
-    assert "restored 1 file(s) and removed 1 empty folder(s)" in out
+    assert "restored 1 file and removed 1 empty folder" in out
     assert (vault / "Empty").is_dir() and not (vault / "Empty" / "Deep").exists()  # existed before
     sets = json.loads(vp(vault, "history", "--json")[1])
     move = next(s for s in sets if s["summary"] == "move_note")
     code, out, err = vp(vault, "undo", move["id"])
     assert code == 0, err
-    assert "removed 2 empty folder(s)" in out
+    assert "removed 2 empty folders" in out
     assert _tree(vault) == before
     # Undoing that undo makes the folders again, with the note in them.
     undo = next(
@@ -172,7 +172,7 @@ def test_undo_keeps_a_created_folder_that_holds_something_else(vault: Path) -> N
     code, out, err = vp(vault, "undo", "--last")
     assert code == 0, err
     undone = r"\(recorded as change set \w+: undo that to bring the changes back\)"
-    assert re.search(undone + r": restored 2 file\(s\)\.$", out.strip()), out
+    assert re.search(undone + r": restored 2 files\.$", out.strip()), out
     assert "folder" not in out  # restored: Plan.md and Home.md (its link)
     assert (vault / "Archive" / "Mine.md").read_text(encoding="utf-8") == "mine\n"
     assert (vault / "Projects" / "Plan.md").is_file()
@@ -243,7 +243,7 @@ def test_a_run_undone_from_a_shell_while_still_writing_is_undone_again_later(vau
         run = replace(ctx, change_set=run_id)
         api.create_note(run, "First.md", "first step")
         code, out, err = vp(vault, "undo", run_id)
-        assert code == 0 and "restored 1 file(s)" in out, (out, err)
+        assert code == 0 and "restored 1 file." in out, (out, err)
         api.create_note(run, "Second.md", "after the undo")
     finally:
         ctx.conn.close()
@@ -252,11 +252,11 @@ def test_a_run_undone_from_a_shell_while_still_writing_is_undone_again_later(vau
     first_undo = next(s for s in json.loads(vp(vault, "history", "--json")[1]) if s["undoOf"])
     code, text, _ = vp(vault, "history")
     line = next(x for x in text.splitlines() if x.startswith(run_id))
-    assert line.endswith(f"[partly undone by {first_undo['id']}: 1 later change(s) stand]")
+    assert line.endswith(f"[partly undone by {first_undo['id']}: 1 later change stands]")
     listed = {s["id"]: s for s in json.loads(vp(vault, "history", "--json")[1])}
     assert listed[run_id]["undoneBy"] is None
     code, out, err = vp(vault, "undo", run_id)
-    assert code == 0 and "restored 1 file(s)" in out, (out, err)
+    assert code == 0 and "restored 1 file." in out, (out, err)
     assert not (vault / "First.md").exists() and not (vault / "Second.md").exists()
     listed = {s["id"]: s for s in json.loads(vp(vault, "history", "--json")[1])}
     second = next(s for s in listed.values() if s["undoOf"] == run_id and s != first_undo)
@@ -281,3 +281,24 @@ def test_undo_last_twice_goes_further_back(vault: Path) -> None:
     assert (vault / "Projects" / "Plan.md").read_bytes() == plan
     code, out, err = vp(vault, "undo", "--last")
     assert code == 2 and "nothing left to undo" in err and "undo its undo" in err, (out, err)
+
+
+def test_history_lists_a_table_and_refuses_a_limit_below_one(vault: Path) -> None:
+    tool(vault, operation="delete_note", target="Home.md", confirmDestructive=True)
+    tool(vault, operation="create_note", target="New.md", content="x")
+    code, text, _ = vp(vault, "history")
+    assert code == 0
+    header, *rows = text.splitlines()
+    assert header.split() == ["ID", "WHEN", "SOURCE", "OPERATIONS", "FILES"]
+    assert len(rows) == 2
+    # Each column starts where its header does; a delete names the note, not its trash path.
+    deleted = next(r for r in rows if "delete_note" in r)
+    assert deleted[header.index("FILES") :] == "Home.md"
+    assert ".trash" not in text
+    assert [r[header.index("SOURCE") :].split()[0] for r in rows] == ["cli", "cli"]
+
+    code, text, _ = vp(vault, "history", "--limit", "1")
+    assert code == 0 and len(text.splitlines()) == 2
+    for bad in ("0", "-1"):
+        code, out, err = vp(vault, "history", "--limit", bad)
+        assert code == 2 and "--limit" in err and "greater than or equal to 1" in err, (out, err)

@@ -1,5 +1,6 @@
-"""A real terminal for the chat: tmux (120 columns), the real ``vaultpilot`` command, the
-scripted OpenAI-compatible model server, a private copy of the example vault.
+"""A real terminal for the chat: tmux (120 columns unless a test asks for fewer), the real
+``vaultpilot`` command, the scripted OpenAI-compatible model server, a private copy of the
+example vault.
 
 ``terminal(turns)`` starts the scripted server with ``turns`` and returns a ``Terminal`` whose
 ``start(*args)`` runs ``vaultpilot ARGS`` in a new tmux session inside the vault; ``send`` types
@@ -28,10 +29,13 @@ TEST_NOTE = "# Test\n\nThe second line.\n"
 
 
 class Terminal:
-    def __init__(self, vault: Path, env: dict[str, str], server: ScriptedModelServer) -> None:
+    def __init__(
+        self, vault: Path, env: dict[str, str], server: ScriptedModelServer, width: int = WIDTH
+    ) -> None:
         self.vault = vault
         self.env = env
         self.server = server
+        self.width = width
         self.socket = f"vp-{uuid.uuid4().hex[:10]}"
         self.session = "chat"
         self.started = False
@@ -55,7 +59,7 @@ class Terminal:
                 "-s",
                 self.session,
                 "-x",
-                str(WIDTH),
+                str(self.width),
                 "-y",
                 str(HEIGHT),
                 "bash",
@@ -77,6 +81,10 @@ class Terminal:
 
     def screen(self) -> str:
         return self._tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", self.session)
+
+    def rows(self) -> list[str]:
+        """The terminal's rows as shown, a wrapped line on several rows (``screen`` joins them)."""
+        return self._tmux("capture-pane", "-p", "-S", "-200", "-t", self.session).splitlines()
 
     def wait_for(self, text: str, timeout: float = 20.0, *, after: int = 0) -> str:
         """Wait until ``text`` is on screen (at or after character ``after``); return the
@@ -122,7 +130,7 @@ def terminal(
     (example_vault / "test.md").write_text(TEST_NOTE, encoding="utf-8")
     made: list[tuple[Terminal, ScriptedModelServer]] = []
 
-    def make(turns: Sequence[ScriptedTurn]) -> Terminal:
+    def make(turns: Sequence[ScriptedTurn], width: int = WIDTH) -> Terminal:
         server = ScriptedModelServer(turns).start()
         env = {
             "VAULTPILOT_DATA_DIR": str(tmp_path / "data"),
@@ -135,7 +143,7 @@ def terminal(
             "HOME": str(tmp_path / "home"),
             "PATH": "/usr/bin:/bin",
         }
-        term = Terminal(example_vault, env, server)
+        term = Terminal(example_vault, env, server, width)
         made.append((term, server))
         return term
 

@@ -20,9 +20,11 @@ cannot go unrendered. ``JsonView`` prints one JSON line per event.
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any, assert_never
 
+from rich.cells import cell_len, chop_cells
 from rich.console import Console
 from rich.text import Text
 
@@ -39,15 +41,24 @@ from vaultpilot.agent.events import (
     event_to_dict,
 )
 from vaultpilot.cli.run_changes import FileStep, RunChanges
-from vaultpilot.cli.steps import diff_counts, label, outcome
+from vaultpilot.cli.steps import diff_counts, label, outcome, plural
 from vaultpilot.cli.stream import Spinner, WordWrapper
 
-__all__ = ["JsonView", "TerminalView", "approval_block", "print_text"]
+__all__ = ["JsonView", "TerminalView", "approval_block", "fold", "print_text"]
 
 _DIFF_LINES = 60  # per file, in an approval
 
 
-def _diff_text(diff: str) -> Text:
+def _diff_line(line: str, width: int) -> list[str]:
+    """One diff line cut to ``width`` columns; each piece starts with the indent and, for a
+    content line, its sign, so a wrapped added or removed line still reads as one."""
+    lead = "    " + (line[:1] if line[:1] in ("+", "-", " ") and not line.startswith("@@") else "")
+    body = line[len(lead) - 4 :]
+    room = max(10, width - cell_len(lead) - 1)
+    return [lead + piece for piece in chop_cells(body, room)] or [lead]
+
+
+def _diff_text(diff: str, width: int = 120) -> Text:
     out = Text()
     lines = diff.splitlines()
     hunks = False  # the "---"/"+++" file lines come before the first hunk only; after it, a
@@ -64,7 +75,8 @@ def _diff_text(diff: str) -> Text:
             style = "red"
         else:
             style = "dim"
-        out.append("    " + line + "\n", style)
+        for piece in _diff_line(line, width):
+            out.append(piece + "\n", style)
     if len(lines) > _DIFF_LINES:
         out.append(f"    … {len(lines) - _DIFF_LINES} more lines\n", "dim")
     return out
@@ -81,8 +93,30 @@ def print_text(console: Console, text: str, *, style: str = "") -> None:
     writer.finish()
 
 
-def approval_block(event: ApprovalRequired) -> Text:
-    """What the person is asked to approve: the step, why it asks, each file's diff."""
+# Where a changed-notes line may break: after a '/', or at the space before or after what
+# follows a path ("→ B", "(new, +3)", "+3 −1"); never inside a note's name.
+_BREAK = re.compile(r"(?<=/)|(?<= )(?=[(+−→])|(?<=→ )")
+
+
+def fold(text: str, width: int, *, indent: str = "    ") -> list[str]:
+    """``text`` in lines of at most ``width`` columns, broken after a '/' or between a path and
+    what follows it (a path is never cut inside a name); a piece with nowhere to break stays
+    whole. Later lines start with ``indent``."""
+    lines: list[str] = []
+    rest = text
+    while cell_len(rest) > width:
+        head = chop_cells(rest, width)[0]
+        cut = max((m.start() for m in _BREAK.finditer(head, 0, len(head))), default=0)
+        if cut <= len(rest) - len(rest.lstrip(" ")):
+            break  # nowhere to break after the leading spaces: the terminal shows it whole
+        lines.append(head[:cut].rstrip())
+        rest = indent + rest[cut:].lstrip(" ")
+    return [*lines, rest]
+
+
+def approval_block(event: ApprovalRequired, *, width: int = 120) -> Text:
+    """What the person is asked to approve: the step, why it asks, each file's diff, in lines
+    of at most ``width`` columns."""
     text = Text()
     text.append("? ", "bold yellow")
     text.append(label(event.name, event.arguments), "bold")
@@ -92,14 +126,27 @@ def approval_block(event: ApprovalRequired) -> Text:
         added, removed = diff_counts(str(d.get("diff") or ""))
         moved = d.get("from") not in (None, path)
         head = f"  {d.get('from')} → {path}" if moved else f"  {path}"
-        text.append(head, "bold")
-        text.append(f"  +{added} −{removed}\n", "dim")
-        text.append_text(_diff_text(str(d.get("diff") or "")))
+        counts = f"  +{added} −{removed}"
+        *lines, last = fold(head + counts, width - 1)
+        for line in lines:
+            text.append(line + "\n", "bold")
+        text.append(last[: len(last) - len(counts)], "bold")  # the counts stay on the last line
+        text.append(counts + "\n", "dim")
+        text.append_text(_diff_text(str(d.get("diff") or ""), width))
     if not event.diffs:
         shown = json.dumps(event.arguments, ensure_ascii=False, indent=2)
         for line in shown.splitlines()[:_DIFF_LINES]:
             text.append("    " + line + "\n", "dim")
     return text
+
+
+def _count_changed(changed: list[FileStep]) -> str:
+    """'1 note', '2 notes and 1 folder': what a run's changed list holds."""
+    folders = sum(1 for step in changed if step.kind == "mkdir")
+    notes = len(changed) - folders
+    parts = [plural(notes, "note")] if notes else []
+    parts += [plural(folders, "folder")] if folders else []
+    return " and ".join(parts)
 
 
 class TerminalView:
@@ -212,7 +259,7 @@ class TerminalView:
                 self._tool_call(event)
             case "approval_required":
                 self.pause()
-                self.console.print(approval_block(event), end="")
+                self.console.print(approval_block(event, width=self.console.width), end="")
             case "approval_resolved":
                 self._resolved(event)
             case "tool_result":
@@ -318,16 +365,21 @@ class TerminalView:
         c = self.console
         changed = self.changes.summary() if self.changes is not None else []
         if changed:
-            c.print(Text(f"Changed {len(changed)} note(s):", "bold"))
+            c.print(Text(f"Changed {_count_changed(changed)}:", "bold"))
             for step in changed:
-                c.print(Text(f"  {step.describe()}"), soft_wrap=True)
+                for piece in fold(f"  {step.describe()}", c.width - 1):
+                    c.print(Text(piece), soft_wrap=True)
             hint = self.undo_hint.format(id=self.run_id[:12])
             c.print(Text(f"  Undo all of them with: {hint}", "dim"), soft_wrap=True)
         if reason not in ("done", "error"):
             c.print(Text(message, "yellow"))
         seconds = time.monotonic() - self.started
         word = "step" if steps == 1 else "steps"
-        c.print(Text(f"{steps} {word} · {tokens:,} tokens · {seconds:.1f}s · {reason}", "dim"))
+        # A run stopped mid-answer has no usage report for the text that streamed: count it.
+        used = f"{tokens:,} tokens"
+        if self.spinner.tokens > tokens:
+            used = f"{self.spinner.tokens:,} tokens (estimated)"
+        c.print(Text(f"{steps} {word} · {used} · {seconds:.1f}s · {reason}", "dim"))
 
 
 class JsonView:

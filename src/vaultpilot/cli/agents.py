@@ -24,6 +24,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from vaultpilot.cli.common import err_console
 from vaultpilot.contract.catalog import register_shipped
 from vaultpilot.contract.models import SCHEMA_NAMES, json_schema
 from vaultpilot.contract.orchestrator import DEFAULT_TIMEOUT_S, Failed, Replied, call_tool
@@ -53,7 +54,10 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 
 
 def _fail(message: str, code: int) -> typer.Exit:
-    Console(stderr=True).print(Text(message, style="red"))
+    """One ``error:`` line on stderr, as every command prints it (never wrapped mid-sentence)."""
+    line = Text("error: ", style="bold red")
+    line.append(message)
+    err_console.print(line, soft_wrap=True)
     return typer.Exit(code)
 
 

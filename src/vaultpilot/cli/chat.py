@@ -15,6 +15,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Literal
 
 from rich.console import Console
@@ -59,7 +60,7 @@ def header(session: Session, out: Console) -> None:
     line = Text("vaultpilot chat", "bold")
     line.append(f" · {session.vault.name} ({notes}) · {session.agent.model.name}", "dim")
     line.append(" · /help for commands", "dim")
-    out.print(line, soft_wrap=True)
+    out.print(line)  # wrapped at a space, never inside a word
     out.print(Text(f"vault: {session.vault}", "dim"), soft_wrap=True)
     if count == 0:
         out.print(
@@ -130,13 +131,14 @@ def _help(out: Console) -> None:
     for name, what in SLASH.items():
         table.add_row(name, what)
     out.print(table)
-    out.print(
-        Text(
-            "Mention a note with @Name (or @[[Name with spaces]]) to attach it. "
-            "Enter sends; Alt-Enter or a trailing \\ starts a new line.",
-            "dim",
-        )
-    )
+    for line in (
+        "Mention a note with @Name (or @[[Name with spaces]]) to attach it: @ and [[ offer "
+        "note names as you type, and Tab goes through them.",
+        "Enter sends; Alt-Enter or a trailing \\ starts a new line. Up/Down bring back earlier "
+        "messages (Ctrl-R searches them).",
+        "Ctrl-C stops a running answer; at the prompt it clears the line, and twice quits.",
+    ):
+        out.print(Text(line, "dim"))
 
 
 def _history(session: Session, out: Console) -> None:
@@ -153,6 +155,7 @@ def _history(session: Session, out: Console) -> None:
 
 def _undo(session: Session, state: ChatState, out: Console) -> None:
     """Undo the newest of this chat's runs that still stands (``memory.undo``'s rules)."""
+    from vaultpilot.memory.journal import Journal
     from vaultpilot.memory.undo import already_undone
     from vaultpilot.tools.manage import undo_change_set
 
@@ -174,15 +177,20 @@ def _undo(session: Session, state: ChatState, out: Console) -> None:
         text = Text(f"Nothing to undo: this chat's {runs} already undone.{why}", "dim")
         out.print(text, soft_wrap=True)
         return
+    # Recorded as the chat's undo, not as one of the agent's changes (history's source column).
+    by_chat = Journal(journal.path, source="chat")
     try:
-        undone, _new, report = undo_change_set(session.ctx, standing.id)
+        undone, _new, report = undo_change_set(replace(session.ctx, journal=by_chat), standing.id)
     except VaultpilotError as err:
         out.print(Text(f"Could not undo: {err.message}", "yellow"), soft_wrap=True)
         return
+    finally:
+        by_chat.close()
     restored = [p for p in report.restored if p not in report.removed]
     files = ", ".join(restored) or "nothing"
     removed = ", ".join(report.removed)
-    folders = f" and removed the empty folder(s) {removed}" if removed else ""
+    kind = "folder" if len(report.removed) == 1 else "folders"
+    folders = f" and removed the empty {kind} {removed}" if removed else ""
     out.print(
         Text(f"Undid change set {undone}: restored {files}{folders}.", "green"), soft_wrap=True
     )
@@ -277,7 +285,14 @@ def run_chat(
             state.conversation_id = None
         after_run()
     if state.conversation_id:
-        out.print(Text(f"conversation {state.conversation_id}", "dim"))
+        conv = state.conversation_id
+        out.print(
+            Text(
+                f"Conversation {conv} saved: `vaultpilot chat --continue` resumes it "
+                f"(`vaultpilot chat --resume {conv}` once you have started another).",
+                "dim",
+            )
+        )
 
 
 def stdin_reader(out: Console) -> Callable[[], str | None]:

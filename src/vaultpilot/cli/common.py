@@ -42,6 +42,7 @@ __all__ = [
     "exit_code_for",
     "handle_errors",
     "open_workspace",
+    "quoted",
 ]
 
 # Piped output (not a terminal) is not wrapped at an assumed 80 columns: a line stays one line.
@@ -81,6 +82,18 @@ def exit_code_for(err: VaultpilotError) -> int:
     return 1
 
 
+_MESSAGE_MAX = 1_000  # characters of an error line
+_QUOTED_MAX = 80
+
+
+def quoted(text: str, limit: int = _QUOTED_MAX) -> str:
+    """``text`` in quotes for a message; past ``limit`` characters cut, with its length:
+    ``'abc…' (130,000 characters)``, so a huge argument is not echoed back whole."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}… ({len(text):,} characters)"
+
+
 def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
     """Print a VaultpilotError as one line on stderr and exit with its code."""
 
@@ -89,7 +102,12 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
         try:
             return fn(*args, **kwargs)
         except VaultpilotError as err:
-            err_console.print(f"[bold red]error:[/] {escape(err.message)}", soft_wrap=True)
+            message = err.message
+            if len(message) > _MESSAGE_MAX:  # a huge argument echoed back: its start and the
+                # advice at the end stay
+                cut = len(message) - _MESSAGE_MAX
+                message = f"{message[:600]} … ({cut:,} characters left out) … {message[-400:]}"
+            err_console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
             raise typer.Exit(exit_code_for(err)) from None
         except KeyboardInterrupt:
             err_console.print("interrupted")
@@ -108,6 +126,11 @@ def discover_vault(flag: str | None, *, cwd: Path | None = None) -> Path:
     """The vault: ``--vault`` or ``$VAULTPILOT_VAULT`` as given, else the nearest folder at or
     above ``cwd`` that holds ``.obsidian/``. A folder that is no vault is refused unless named
     explicitly, so a repository or a home folder is never indexed by accident."""
+    if flag is not None and not flag.strip():
+        raise SetupError(
+            "--vault is empty. Give the vault folder (--vault PATH), or leave --vault out to "
+            f"use ${VAULT_ENV} or the nearest folder with .obsidian/."
+        )
     if flag or os.environ.get(VAULT_ENV):
         return find_vault(flag)
     here = (cwd or Path.cwd()).resolve()

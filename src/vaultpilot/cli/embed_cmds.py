@@ -36,6 +36,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from vaultpilot.agent.steps import plural
 from vaultpilot.cli.common import (
     DataDirOpt,
     JsonOpt,
@@ -214,11 +215,15 @@ def embed_cmd(
         if report.model_changed:
             model = escape(report.model)
             console.print(f"[yellow]model changed[/] to {model}: every chunk re-embedded")
-        rate = report.embedded / report.seconds if report.seconds > 0 else 0.0
-        done = (
-            f"[green]embedded[/] {report.embedded} chunks ({report.notes_chunked} notes "
-            f"chunked) with {escape(report.model)} in {report.seconds:.1f} s ({rate:.0f} chunks/s)"
-        )
+        model, chunked = escape(report.model), plural(report.notes_chunked, "note")
+        if report.embedded:
+            rate = f" ({report.embedded / report.seconds:.0f} chunks/s)" if report.seconds else ""
+            done = (
+                f"[green]embedded[/] {plural(report.embedded, 'chunk')} ({chunked} chunked) "
+                f"with {model} in {report.seconds:.1f} s{rate}"
+            )
+        else:  # e.g. after index --rebuild: the notes' text is already embedded, by its hash
+            done = f"[green]chunked[/] {chunked}; their text was already embedded with {model}"
         if not (report.embedded or report.notes_chunked or report.model_changed):
             done = "nothing new to embed"
         line = embedding_line(status, hint=not report.stopped)

@@ -21,7 +21,9 @@ from vaultpilot.cli.common import (
     handle_errors,
     index_connection,
     open_workspace,
+    quoted,
 )
+from vaultpilot.errors import InvalidArgumentError
 
 if TYPE_CHECKING:
     from vaultpilot.index.status import IndexStatus
@@ -114,7 +116,13 @@ def search_cmd(
 ) -> None:
     """Keyword search over titles, aliases, headings and text (BM25 ranking)."""
     from vaultpilot.index.search import search
+    from vaultpilot.tools.models import QUERY_MAX
 
+    if len(query) > QUERY_MAX:
+        raise InvalidArgumentError(
+            f"The query {quoted(query)} is too long: at most {QUERY_MAX:,} characters. Search "
+            'for a few words or a "quoted phrase".'
+        )
     ws = open_workspace(vault, data_dir)
     with index_connection(ws, fresh=True) as conn:
         hits, total = search(conn, query, tag=tag, folder=path, limit=limit)
@@ -130,7 +138,7 @@ def search_cmd(
     if not hits:
         where = f" with {within}" if within else ""
         hint = " (try without --tag/--path)" if within else ""
-        console.print(Text(f"No notes{where} match {query!r}{hint}."))
+        console.print(Text(f"No notes{where} match {quoted(query)}{hint}."))
         return
     for rank, hit in enumerate(hits, 1):
         head = Text(f"{rank:>2}. ", "dim")
@@ -158,7 +166,13 @@ def _show_links(
 ) -> None:
     from vaultpilot.index.queries import backlinks as backlinks_of
     from vaultpilot.index.queries import find_note, outgoing_links
+    from vaultpilot.tools.models import NAME_MAX
 
+    if len(note) > NAME_MAX:
+        raise InvalidArgumentError(
+            f"No note is named {quoted(note)}: a note path or title is at most {NAME_MAX} "
+            "characters. Give the note's path or title."
+        )
     ws = open_workspace(vault, data_dir)
     with index_connection(ws, fresh=True) as conn:
         path = find_note(conn, note)

@@ -20,6 +20,7 @@ from typing import Annotated
 
 import typer
 
+from vaultpilot.agent.steps import plural
 from vaultpilot.cli.common import (
     DataDirOpt,
     JsonOpt,
@@ -77,18 +78,30 @@ def _existing(journal: Journal | None, set_id: str | None) -> Journal:
 def _undone_mark(cs: ChangeSet) -> str:
     if cs.undone_by:
         return f"undone by {cs.undone_by}"
-    return f"partly undone by {cs.last_undo}: {len(cs.remaining)} later change(s) stand"
+    later = len(cs.remaining)
+    stand = "later change stands" if later == 1 else "later changes stand"
+    return f"partly undone by {cs.last_undo}: {later} {stand}"
 
 
 def _undone_line(undone: str, new: str | None, report: UndoReport) -> str:
     restored = [p for p in report.restored if p not in report.removed]
     folders = (
-        f" and removed {len(report.removed)} empty folder(s) it had created"
+        f" and removed {plural(len(report.removed), 'empty folder')} it had created"
         if report.removed
         else ""
     )
     made = f" (recorded as change set {new}: undo that to bring the changes back)" if new else ""
-    return f"Undid change set {undone}{made}: restored {len(restored)} file(s){folders}."
+    return f"Undid change set {undone}{made}: restored {plural(len(restored), 'file')}{folders}."
+
+
+_HEADER = ("ID", "WHEN", "SOURCE", "OPERATIONS", "FILES")
+
+
+def _history_row(s: ChangeSet) -> tuple[str, ...]:
+    paths = s.paths()
+    shown = ", ".join(paths[:3]) + (f" (+{len(paths) - 3})" if len(paths) > 3 else "")
+    undone = f"  [{_undone_mark(s)}]" if s.last_undo else ""
+    return (s.id, _when(s.created_at), s.source, s.summary, shown + undone)
 
 
 def register(app: typer.Typer) -> None:
@@ -103,7 +116,9 @@ def register(app: typer.Typer) -> None:
     @handle_errors
     def history(
         as_json: JsonOpt = False,
-        limit: Annotated[int, typer.Option("--limit", help="How many change sets.")] = 20,
+        limit: Annotated[
+            int, typer.Option("--limit", min=1, help="How many change sets (at least 1).")
+        ] = 20,
         vault: VaultOpt = None,
         data_dir: DataDirOpt = None,
     ) -> None:
@@ -121,15 +136,11 @@ def register(app: typer.Typer) -> None:
         if not sets:
             console.print("No changes recorded for this vault yet.")
             return
-        for s in sets:
-            paths = s.paths()
-            shown = ", ".join(paths[:3]) + (f" (+{len(paths) - 3})" if len(paths) > 3 else "")
-            undone = f"  [{_undone_mark(s)}]" if s.last_undo else ""
-            console.print(
-                f"{s.id}  {_when(s.created_at)}  {s.source:<6}  {s.summary}  {shown}{undone}",
-                soft_wrap=True,
-                markup=False,
-            )
+        rows = [_history_row(s) for s in sets]
+        widths = [max(len(r[i]) for r in [_HEADER, *rows]) for i in range(len(_HEADER) - 1)]
+        for row in [_HEADER, *rows]:
+            cells = [cell.ljust(w) for cell, w in zip(row, widths, strict=False)]
+            console.print("  ".join([*cells, row[-1]]).rstrip(), soft_wrap=True, markup=False)
 
     @app.command("show")
     @handle_errors

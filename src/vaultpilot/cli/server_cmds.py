@@ -203,6 +203,8 @@ def register(app: typer.Typer) -> None:
         )
         from vaultpilot.server.keyfile import ensure_key
 
+        if any(not spec.strip() for spec in vault or ()):
+            raise SetupError("--vault is empty. Give the vault folder: --vault PATH (or ID=PATH).")
         settings = load_settings(
             vaults=vault or (),
             host=host,

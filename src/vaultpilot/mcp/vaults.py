@@ -16,7 +16,8 @@
   are read from config.toml once, when the ``LocalVault`` is made (as the server reads them at
   start-up): a change to them takes effect when ``vaultpilot mcp`` starts again.
 * ``parse_vault_specs`` reads ``--vault NAME=PATH`` or ``--vault PATH`` (the name is then the
-  folder's name) and refuses a missing folder, a bad name or two vaults with one name.
+  folder's name) and refuses an empty one, a missing folder, a bad name or two vaults with one
+  name.
 """
 
 from __future__ import annotations
@@ -125,6 +126,10 @@ def parse_vault_specs(specs: Sequence[str]) -> dict[str, Path]:
     """``NAME=PATH`` or ``PATH`` for each ``--vault``, as ``{name: real folder}`` in order."""
     vaults: dict[str, Path] = {}
     for spec in specs:
+        if not spec.strip():
+            raise SetupError(
+                "--vault is empty. Give the vault folder: --vault PATH (or NAME=PATH)."
+            )
         name, sep, raw = spec.partition("=")
         if not sep or not _NAME.match(name) or not raw:
             name, raw = "", spec

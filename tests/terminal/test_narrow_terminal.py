@@ -1,0 +1,99 @@
+"""``vaultpilot chat`` in a 60-column terminal (tmux), and what it says when a run is stopped.
+
+At 60 columns the header wraps at a space, a wrapped diff line keeps its indent and its +/−
+sign, and a path in the list of changed notes breaks after a '/' (never inside a name). Ctrl-C
+in the middle of an answer reports the tokens that streamed, estimated, not 0.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+
+from tests.terminal.conftest import Terminal
+from vaultpilot.agent.testing import ScriptedCall, ScriptedTurn
+
+Make = Callable[..., Terminal]
+CHAT = ("chat", "--no-embed")
+NARROW = 60
+FOLDER = "Projects/Quarterly Planning Notes"
+NOTE = f"{FOLDER}/Offsite agenda and open questions.md"
+
+
+def _wait_rows(term: Terminal, text: str, timeout: float = 30.0) -> list[str]:
+    end = time.monotonic() + timeout
+    rows: list[str] = []
+    while time.monotonic() < end:
+        rows = term.rows()
+        if any(text in row for row in rows):
+            return rows
+        time.sleep(0.05)
+    raise AssertionError(f"{text!r} not on screen within {timeout} s:\n" + "\n".join(rows))
+
+
+def test_a_narrow_terminal_wraps_at_spaces_signs_and_slashes(terminal: Make) -> None:
+    long_line = " ".join(f"item{i:02d}" for i in range(20))  # 139 characters: three rows
+    turns: Sequence[ScriptedTurn] = [
+        ScriptedTurn(
+            tool_calls=[
+                ScriptedCall(
+                    name="obsidian_vault_manager",
+                    arguments={"operation": "delete_note", "target": NOTE,
+                               "confirmDestructive": True},
+                )
+            ]
+        ),
+        ScriptedTurn(text="Deleted."),
+    ]  # fmt: skip
+    term = terminal(turns, width=NARROW)
+    note = term.vault / NOTE
+    note.parent.mkdir(parents=True)
+    note.write_text(f"# Offsite\n\n{long_line}\n", encoding="utf-8")
+    term.start(*CHAT)
+    term.wait_prompt()
+    rows = term.rows()
+    head = next(i for i, row in enumerate(rows) if row.startswith("vaultpilot chat"))
+    # The header is longer than the terminal: it goes on to a second row at a space, so the
+    # two rows joined by a space are the header, every word whole.
+    joined = rows[head].rstrip() + " " + rows[head + 1].strip()
+    header = r"vaultpilot chat · vault \([\d,]+ notes\) · scripted · /help for commands"
+    assert re.fullmatch(header, joined), rows[head : head + 2]
+
+    term.type("delete the offsite note")
+    term.send("Enter")
+    rows = _wait_rows(term, "1 Yes")
+    shown = [r for r in rows if "item" in r]
+    assert len(shown) >= 3, rows  # the long removed line took several rows
+    for row in shown:
+        assert row.startswith("    -") and len(row) < NARROW, rows  # indent and sign kept
+    # Nothing lost at the breaks (the terminal drops a row's trailing space, so compare
+    # without spaces).
+    assert "".join(r[len("    -") :] for r in shown).replace(" ", "") == long_line.replace(" ", "")
+
+    term.type("1")
+    term.send("Enter")
+    rows = _wait_rows(term, "steps · ")
+    start = next(i for i, row in enumerate(rows) if row.startswith("Changed 1 note:"))
+    listed = rows[start + 1 : start + 3]
+    # The path is longer than the terminal: it breaks after a '/', never inside a name.
+    assert listed[0].rstrip().endswith("/"), listed
+    assert (listed[0].strip() + listed[1].strip()).startswith(NOTE), listed
+    assert not note.exists()
+
+
+def test_ctrl_c_mid_answer_reports_the_tokens_that_streamed(terminal: Make) -> None:
+    words = " ".join(f"word{i:03d}" for i in range(200))
+    term = terminal([ScriptedTurn(text=words, chunk_delay=0.05)])
+    term.start(*CHAT)
+    term.wait_prompt()
+    term.type("talk for a while")
+    term.send("Enter")
+    term.wait_for("word020")
+    term.send("C-c")
+    screen = term.wait_for("step · ", timeout=30)
+    line = next(x for x in screen.splitlines() if "step · " in x)
+    assert "· 0 tokens" not in line, line
+    assert "tokens (estimated)" in line, line
+    count = int(line.split(" · ")[1].split()[0].replace(",", ""))
+    assert count > 0 and "word199" not in screen
