@@ -4,6 +4,7 @@ limits, stale versions, overrides and model server failures."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -216,6 +217,26 @@ def test_a_call_that_cannot_run_is_not_put_to_the_person(
     assert (second.success, second.source) == (False, "tool")
     assert "doesn't exist" in second.result["message"]
     assert (vault / "test.md").exists()
+
+
+def test_a_steps_time_leaves_out_the_wait_for_approval(
+    serve: Any, vault_tools: VaultTools, vault: Path
+) -> None:
+    turn = calls(manage(operation="delete_note", target="test.md", confirmDestructive=True))
+    server = serve([turn, ScriptedTurn(text="Deleted.")])
+    controls = RunControls()
+
+    def later(event: AgentEvent) -> None:
+        if event.kind == "approval_required":  # the person takes a while to decide
+            threading.Timer(0.6, controls.approve, [event.call_id]).start()
+
+    started = time.monotonic()
+    events = collect(
+        _delete_agent(server, vault_tools), "delete", controls=controls, on_event=later
+    )
+    assert time.monotonic() - started > 0.6
+    result = of_kind(events, ToolResult)[0]
+    assert result.success and result.duration_ms < 500, result.duration_ms
 
 
 def test_an_approved_delete_runs(serve: Any, vault_tools: VaultTools, vault: Path) -> None:

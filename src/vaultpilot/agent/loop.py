@@ -189,6 +189,7 @@ class _Run:
         self.text = ""
         self.streaming: list[str] | None = None  # text of the turn being streamed
         self.open_calls: list[RawToolCall] = []  # announced by the model, no tool message yet
+        self.waited = 0.0  # of the call running now, seconds spent waiting for its approval
         # Every change the run makes joins one change set, named by the run id (for undo).
         self.tools = for_run(agent.tools, run_id)
         self.counts = _journal_counts(agent, run_id)
@@ -386,6 +387,7 @@ class _Run:
         event = ToolCall(call.id, call.name, arguments, call.arguments, self.step, added, said)
         await self.emit_and_wait(event)
         started = time.perf_counter()
+        self.waited = 0.0  # seconds spent waiting for a person: not the step's own time
         source: ToolResultSource
         if problem is not None or arguments is None:
             result, source = failure(problem or "Invalid arguments."), "invalid"
@@ -396,7 +398,7 @@ class _Run:
             self.versions.observe(call.name, {**arguments, **added}, result)
         if source == "tool" and arguments is not None:
             self.guard.observe(call.name, arguments, result)
-        duration = round((time.perf_counter() - started) * 1000, 2)
+        duration = round((time.perf_counter() - started - self.waited) * 1000, 2)
         files = None  # what a write changed, from the journal it was recorded in
         if self.counts and source == "tool" and self._wrote(call.name, arguments or {}):
             files = await asyncio.to_thread(self.counts.take)
@@ -454,7 +456,9 @@ class _Run:
             self.emit(
                 ApprovalRequired(call.id, call.name, operation, arguments, reason, diffs, per_file)
             )
+            asked = time.perf_counter()
             verdict = await controls.verdict(call.id) if controls else Verdict(False)
+            self.waited += time.perf_counter() - asked
             if verdict.override is not None:
                 self.emit(ApprovalResolved(call.id, True, "override"))
                 return verdict.override, "override"
