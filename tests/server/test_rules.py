@@ -3,21 +3,34 @@ for its tools and its agent, whatever $VAULTPILOT_CONFIG says."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from .conftest import Live
 
 
+@pytest.mark.parametrize("read_workers", [0, 2])
 def test_rules_come_from_the_servers_config_file(
-    live: Callable[..., Live], vault: Path, tmp_path: Path
+    live: Callable[..., Live], vault: Path, tmp_path: Path, read_workers: int
 ) -> None:
     config = tmp_path / "served.toml"
     config.write_text('[rules]\ndeny = ["People"]\nread_only = ["Meetings"]\n', encoding="utf-8")
-    server = live(vaults={"vault": vault}, config_path=config)
+    server = live(vaults={"vault": vault}, config_path=config, read_workers=read_workers)
+    readers = server.app.state.vaultpilot.vaults.get(None).readers
+    deadline = time.monotonic() + 30
+    while readers is not None and readers.ready() < read_workers:  # reads go to the workers
+        assert time.monotonic() < deadline, "the read workers did not start"
+        time.sleep(0.05)
     read = server.rpc("obsidian_get_context", {"contextType": "read_note", "target": "Marcus Feld"})
     assert not read["success"] and "deny" in read["error"]["message"]
     assert "oat flat white" not in str(read)
+    found = server.rpc("obsidian_query_vault", {"queryType": "semantic_search", "query": "oat"})
+    assert "People/" not in str(found) and "oat flat white" not in str(found)
+    if readers is not None:
+        assert readers.answered == 2
     change = {
         "operation": "append_note",
         "target": "Meetings/Sprint Retro 2025-10-24.md",
