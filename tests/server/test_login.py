@@ -86,6 +86,11 @@ def test_a_login_link_works_once_and_sets_a_strict_http_only_cookie(server: Live
             assert attribute in cookie
         assert first.headers["cache-control"] == "no-store"
         session = first.cookies[COOKIE]
+        # Opened again in the browser it signed in: that browser goes on to the view.
+        reopened = c.get(path)
+        assert reopened.status_code == 303 and reopened.headers["location"] == "/"
+        assert "set-cookie" not in reopened.headers
+    with _client(server) as c:  # another browser: the link is spent
         again = c.get(path)
         assert again.status_code == 401 and COOKIE not in again.cookies
         assert "already used" in again.text and "vaultpilot open" in again.text

@@ -380,9 +380,12 @@ def _page_routes(app: FastAPI, state: ServerState) -> None:
     files = static_files()
 
     @app.get("/login", include_in_schema=False)
-    async def login(token: str = "") -> Response:
+    async def login(request: Request, token: str = "") -> Response:
         session = state.sessions.redeem(token) if token else None
         if session is None:
+            if state.sessions.check(session_cookie(request.headers.get("cookie"))):
+                # This browser is signed in already (a link opened twice): on to the view.
+                return RedirectResponse("/", status_code=303, headers=_NO_STORE)
             why = state.sessions.refusal(token) if token else "unknown"
             return HTMLResponse(login_refused_page(why), status_code=401, headers=_NO_STORE)
         # 303: the browser fetches / with GET, and the token leaves the address bar.
