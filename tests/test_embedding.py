@@ -66,8 +66,9 @@ def test_corrupt_model_is_reported_not_raised_raw(tmp_path: Path) -> None:
     (tmp_path / "model.int8.onnx").write_bytes(b"not an onnx file")
     (tmp_path / "tokenizer.json").write_text("{}", "utf-8")
     (tmp_path / "manifest.json").write_text(json.dumps({"model_bytes": 16}), "utf-8")
+    embedder = load_default_embedder(tmp_path)  # the files are there: loaded on first use
     with pytest.raises(EmbeddingModelMissing, match="could not be loaded"):
-        load_default_embedder(tmp_path)
+        embedder.embed(["a text"])
 
 
 def test_cli_check_on_missing_model_exits_2(

@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from vaultpilot.index.doclists import Frequency
-from vaultpilot.index.embedding.base import Embedder, EmbeddingServiceError
+from vaultpilot.index.embedding.base import Embedder, EmbeddingModelMissing, EmbeddingServiceError
 from vaultpilot.index.keyword_side import KeywordHit, coverage, keyword_side
 from vaultpilot.index.search import keyword_snippets, note_filter_ids
 from vaultpilot.index.vectors import ChunkMatch, ModelInfo, VectorCache, VectorIndex
@@ -218,7 +218,7 @@ def _vector_side(
     keyword hits), or no hits and a notice when the embedding server failed."""
     try:
         query = embedder.embed([text])[0]
-    except EmbeddingServiceError as err:  # a remote server down must not stop search
+    except (EmbeddingServiceError, EmbeddingModelMissing) as err:  # must not stop search
         return [], {}, f"{err} Ranked by keywords only."
     found, cosines = index.note_matches(
         query,

@@ -16,6 +16,7 @@ the same bytes whatever the batch, the order or the thread count.
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -56,6 +57,11 @@ class OnnxEmbedder:
     ``threads`` texts are embedded at once, each on one core (default 2). Longer texts are
     truncated to ``max_tokens`` tokens (at most 256, the model's training length). Thread-safe:
     ``embed`` may be called from several threads.
+
+    The tokenizer and the ONNX session (~110 MB) are loaded on the first ``embed`` or
+    ``token_counts``, not when the embedder is made: a process that only needs the model's name
+    (a search of a vault with nothing embedded yet) never loads them. A file that cannot be
+    loaded then raises ``EmbeddingModelMissing`` saying how to rebuild it.
     """
 
     def __init__(
@@ -72,21 +78,41 @@ class OnnxEmbedder:
         self._dimension = int(manifest.get("dimension", DEFAULT_DIMENSION))
         self.max_tokens = max_tokens
         self.threads = threads
+        self._dir = model_dir
+        self._lock = threading.Lock()
+        self._loaded: tuple[Any, Any] | None = None  # (tokenizer, session), on first use
 
+    def _model(self) -> tuple[Any, Any]:
+        with self._lock:
+            if self._loaded is None:
+                try:
+                    self._loaded = self._load()
+                except EmbeddingModelMissing:
+                    raise
+                except Exception as err:  # onnxruntime raises its own types for a corrupt file
+                    raise EmbeddingModelMissing(
+                        f"The embedding model in {self._dir} could not be loaded "
+                        f"({type(err).__name__}). Rebuild it with "
+                        f"`{build_command(self._dir)} --force`."
+                    ) from None
+            return self._loaded
+
+    def _load(self) -> tuple[Any, Any]:
         tokenizers = _require("tokenizers")
         ort = _require("onnxruntime")
-        self._tokenizer = tokenizers.Tokenizer.from_file(str(model_dir / TOKENIZER_FILE))
-        self._tokenizer.enable_truncation(max_tokens)
-        self._tokenizer.no_padding()
+        tokenizer = tokenizers.Tokenizer.from_file(str(self._dir / TOKENIZER_FILE))
+        tokenizer.enable_truncation(self.max_tokens)
+        tokenizer.no_padding()
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1  # parallelism is across texts, see the module doc
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
-        self._session = ort.InferenceSession(
-            str(model_dir / MODEL_FILE), options, providers=["CPUExecutionProvider"]
+        session = ort.InferenceSession(
+            str(self._dir / MODEL_FILE), options, providers=["CPUExecutionProvider"]
         )
+        return tokenizer, session
 
     @property
     def model_name(self) -> str:
@@ -100,24 +126,26 @@ class OnnxEmbedder:
 
     def token_counts(self, texts: Sequence[str]) -> list[int]:
         """How many tokens each text has, special tokens included, after truncation."""
-        return [len(e.ids) for e in self._tokenizer.encode_batch(list(texts))]
+        tokenizer, _ = self._model()
+        return [len(e.ids) for e in tokenizer.encode_batch(list(texts))]
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """One unit-length float32 row per text, in order (an empty input gives ``(0, 384)``)."""
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts, not a single str")
         out = np.zeros((len(texts), self._dimension), dtype=np.float32)
+        tokenizer, session = self._model()
 
         def run(row: int, ids: list[int]) -> None:
             tokens = np.asarray([ids], dtype=np.int32)
             feeds = {"input_ids": tokens, "attention_mask": np.ones_like(tokens)}
-            out[row] = self._session.run(None, feeds)[0][0]
+            out[row] = session.run(None, feeds)[0][0]
 
         pool = ThreadPoolExecutor(self.threads, thread_name_prefix="embed")
         try:
             # Tokenise a slice at a time so that huge inputs do not hold every encoding at once.
             for start in range(0, len(texts), _SLICE):
-                encodings = self._tokenizer.encode_batch(list(texts[start : start + _SLICE]))
+                encodings = tokenizer.encode_batch(list(texts[start : start + _SLICE]))
                 ids = [e.ids for e in encodings]
                 # Longest first, so the last to finish are short and both cores stay busy.
                 order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
@@ -157,12 +185,4 @@ def load_default_embedder(
             f"The embedding model in {folder} is incomplete or was changed. Rebuild it with "
             f"`{build_command(model_dir)} --force`."
         )
-    try:
-        return OnnxEmbedder(folder, threads=threads)
-    except EmbeddingModelMissing:
-        raise
-    except Exception as err:  # onnxruntime raises its own types for a corrupt file
-        raise EmbeddingModelMissing(
-            f"The embedding model in {folder} could not be loaded ({type(err).__name__}). "
-            f"Rebuild it with `{build_command(model_dir)} --force`."
-        ) from None
+    return OnnxEmbedder(folder, threads=threads)  # loaded on first use (see the class)
