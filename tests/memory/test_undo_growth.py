@@ -81,7 +81,7 @@ def test_a_partly_undone_set_names_only_its_later_files_as_changed_since(
     with pytest.raises(StaleVersionError) as stale:
         undo_change_set(ctx, RUN)
     message = stale.value.message
-    assert message.startswith(f"1 file(s) changed since change set {RUN} (only its changes after")
+    assert message.startswith(f"1 file changed since change set {RUN} (only its changes after")
     assert "Daily.md" in message and "Ideas.md" not in message, message
     assert snapshot(ctx.root) == edited
     _, _, report = undo_change_set(ctx, RUN, skip_changed=True)

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from vaultpilot.agent.testing import ScriptedCall, ScriptedModelServer, ScriptedTurn
+from vaultpilot.wording import plural
 
 from . import test_agent_e2e as e2e
 from .conftest import Live, command, is_event, is_reply, recv_json, recv_until, snapshot
@@ -236,7 +237,10 @@ def test_a_move_whose_link_rewrites_are_refused_still_moves(
     result = next(f["event"] for f in frames if is_event("tool_result")(f))
     assert result["success"], result
     assert (vault / "Elsewhere/Renamed.md").exists() and not (vault / NOTE).exists()
-    assert f"links in {len(others)} note(s) were left unchanged" in result["result"]["message"]
+    assert (
+        f"links in {plural(len(others), 'note')} were left unchanged"
+        in (result["result"]["message"])
+    )
 
 
 def test_approving_no_file_refuses_the_call(agent_server: Start, vault: Path) -> None:

@@ -34,7 +34,7 @@ def test_bulk_tag_adds_and_removes(ctx: ToolContext) -> None:
     assert removed["affectedCount"] == 3
     assert "fav" not in props(ctx, "Recipes/Sourdough Starter.md")["tags"]
     assert (
-        "still written in the text of 1 note(s) (Recipes/Weeknight Dal.md)"
+        "The removed tag is still written in the text of 1 note (Recipes/Weeknight Dal.md)"
         in (removed["warnings"][-1])
     )
     again = manage(ctx, operation="bulk_tag", targets=targets[:1], metadata={"tags": ["tried"]})

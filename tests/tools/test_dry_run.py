@@ -165,7 +165,7 @@ def test_a_move_with_refused_link_rewrites_still_moves(ctx: ToolContext) -> None
     assert (ctx.root / "Archive/Moved.md").exists() and not (ctx.root / "Src/Moved.md").exists()
     assert "- [[Moved]]\n" in (ctx.root / "Links A.md").read_text(encoding="utf-8")
     assert (ctx.root / "Links B.md").read_text(encoding="utf-8") == before_b
-    assert "links in 1 note(s) were left unchanged" in result["message"]
+    assert "links in 1 note were left unchanged" in result["message"]
     assert any("not approved" in w and "Links B.md" in w for w in result["warnings"])
 
 

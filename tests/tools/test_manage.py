@@ -234,7 +234,7 @@ def test_delete_folder_needs_recursive_when_not_empty(ctx: ToolContext) -> None:
     )
     refused(
         manage(ctx, operation="delete_folder", target="Recipes", confirmDestructive=True),
-        "Folder 'Recipes' is not empty: it holds 3 note(s) and 0 other file(s). Set recursive=true",
+        "Folder 'Recipes' is not empty: it holds 3 notes and 0 other files. Set recursive=true",
     )
     assert (ctx.root / "Recipes").is_dir()
     result = manage(

@@ -32,6 +32,7 @@ from vaultpilot.memory.journal import Journal, StoredChange, without_parent_fold
 from vaultpilot.tools.operations import Operation
 from vaultpilot.tools.registry import TOOLS
 from vaultpilot.tools.rules import VaultRules
+from vaultpilot.wording import plural
 
 __all__ = [
     "JournalCounts",
@@ -47,10 +48,6 @@ __all__ = [
 
 _CUT = 60
 _BY_NAME = {t.name: t for t in TOOLS}
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _cut(text: str, limit: int = _CUT) -> str:

@@ -36,7 +36,6 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from vaultpilot.agent.steps import plural
 from vaultpilot.cli.common import (
     DataDirOpt,
     JsonOpt,
@@ -47,6 +46,7 @@ from vaultpilot.cli.common import (
     index_connection,
     open_workspace,
 )
+from vaultpilot.wording import plural
 
 if TYPE_CHECKING:
     from vaultpilot.index.semantic import EmbeddingStatus

@@ -20,7 +20,6 @@ from typing import Annotated
 
 import typer
 
-from vaultpilot.agent.steps import plural
 from vaultpilot.cli.common import (
     DataDirOpt,
     JsonOpt,
@@ -33,6 +32,7 @@ from vaultpilot.errors import NotFoundError, UnreadableNoteError
 from vaultpilot.locations import data_root, memory_db_path
 from vaultpilot.memory.journal import ChangeSet, Journal, StoredChange
 from vaultpilot.memory.undo import UndoReport
+from vaultpilot.wording import plural
 
 __all__ = ["register"]
 

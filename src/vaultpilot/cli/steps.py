@@ -20,7 +20,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vaultpilot.agent.events import FileCount, StepLabel
-from vaultpilot.agent.steps import describe, diff_counts, line_counts, outcome, plural
+from vaultpilot.agent.steps import describe, diff_counts, line_counts, outcome
+from vaultpilot.wording import plural
 
 __all__ = ["counts", "diff_counts", "label", "line_counts", "outcome", "plural", "render"]
 

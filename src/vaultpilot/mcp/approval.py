@@ -30,7 +30,8 @@ from typing import Any
 import mcp_types as types
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from vaultpilot.agent.steps import describe, diff_counts, plural
+from vaultpilot.agent.steps import describe, diff_counts
+from vaultpilot.wording import plural
 
 __all__ = ["Asked", "ask_person", "summarize"]
 

@@ -50,6 +50,7 @@ from vaultpilot.memory.journal import (
     note,
 )
 from vaultpilot.vault import files, trash
+from vaultpilot.wording import plural
 
 __all__ = ["UndoReport", "already_undone", "undo"]
 
@@ -186,7 +187,7 @@ def undo(root: Path, journal: Journal, change_set: ChangeSet, *, skip_changed: b
         raise _nothing_left(change_set, changed)
     if changed and not skip_changed:
         raise StaleVersionError(
-            f"{len(changed)} file(s) changed since change set {change_set.id}"
+            f"{plural(len(changed), 'file')} changed since change set {change_set.id}"
             f"{_earlier(change_set)}, so nothing was undone: {_listed(changed)}. Undo again "
             "with --skip-changed to restore the other files and leave these as they are."
         )

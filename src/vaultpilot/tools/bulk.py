@@ -35,6 +35,7 @@ from vaultpilot.tools.results import Failure, OperationResult
 from vaultpilot.vault import files
 from vaultpilot.vault.frontmatter_edit import edit_frontmatter, normalize_tag
 from vaultpilot.vault.parse import is_valid_tag
+from vaultpilot.wording import plural, were
 
 __all__ = ["bulk_move", "bulk_tag", "bulk_update_metadata"]
 
@@ -87,7 +88,8 @@ def _finish(
 def _left_out(paths: list[str], warnings: list[str]) -> None:
     if paths:
         shown = ", ".join(paths[:5]) + (" …" if len(paths) > 5 else "")
-        warnings.append(f"{len(paths)} note(s) were left as they were (not approved): {shown}")
+        left = f"{plural(len(paths), 'note')} {were(len(paths))} left as they were"
+        warnings.append(f"{left} (not approved): {shown}")
 
 
 def _each_note(
@@ -123,7 +125,10 @@ def _each_note(
             failures.append({"path": name, "reason": err.message})
     if unchanged:
         shown = ", ".join(unchanged[:5]) + (" …" if len(unchanged) > 5 else "")
-        warnings.append(f"{len(unchanged)} note(s) already matched and were not changed: {shown}")
+        n = len(unchanged)
+        warnings.append(
+            f"{plural(n, 'note')} already matched and {were(n)} not changed: {shown}"
+        )
     _left_out(refused, warnings)
     if changed and not p.dry_run:
         ctx.fresh(force=True, paths=changed)
@@ -171,7 +176,8 @@ def bulk_tag(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         ]
         if inline:
             warnings.append(
-                f"The removed tag(s) are still written in the text of {len(inline)} note(s) "
+                f"The removed {'tag is' if len(remove) == 1 else 'tags are'} still written in "
+                f"the text of {plural(len(inline), 'note')} "
                 f"({', '.join(inline[:5])}); bulk_tag changes frontmatter only."
             )
     return _finish(p, changed, ok, failures, "updated", warnings, diffs=diffs, left_out=left)
@@ -253,6 +259,8 @@ def bulk_move(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
     others = [r for r in (report.rewritten if report else []) if r not in moved]
     if others and report:
         warnings.insert(
-            0, f"Updated {report.links_changed} link(s) in {len(others)} other note(s)."
+            0,
+            f"Updated {plural(report.links_changed, 'link')} in "
+            f"{plural(len(others), 'other note')}.",
         )
     return _finish(p, moved, len(moved), failures, verb, warnings, others, left_out=left)

@@ -26,6 +26,7 @@ from vaultpilot.tools.notes import folder_arg, log_change, log_folders, new_fold
 from vaultpilot.tools.ops import done, dry, need, require_confirmation
 from vaultpilot.tools.results import OperationResult
 from vaultpilot.vault import files, trash
+from vaultpilot.wording import plural
 
 __all__ = [
     "create_folder",
@@ -88,13 +89,14 @@ def delete_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
     others = sum(1 for e in entries if e.is_file()) - notes
     if entries and not p.recursive:
         raise ConfirmationRequiredError(
-            f"Folder '{folder}' is not empty: it holds {notes} note(s) and {others} other "
-            "file(s). Set recursive=true (with confirmDestructive=true) to move the folder and "
-            "everything in it to .trash/, or move its notes elsewhere first."
+            f"Folder '{folder}' is not empty: it holds {plural(notes, 'note')} and "
+            f"{plural(others, 'other file')}. Set recursive=true (with "
+            "confirmDestructive=true) to move the folder and everything in it to .trash/, or "
+            "move its notes elsewhere first."
         )
     inside = set(paths_under(ctx.conn, folder))
     warnings = links_after_removal(ctx, inside, "notes that were in it")
-    counts = f"{notes} note(s), {others} other file(s)"
+    counts = f"{plural(notes, 'note')}, {plural(others, 'other file')}"
     if p.dry_run:
         diffs = [_removal(ctx, q) for q in sorted(inside)]
         message = f"would delete folder '{folder}' ({counts})."
@@ -133,8 +135,9 @@ def move_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         if plan.errors:
             raise plan.errors[0]
         if p.dry_run:
-            message = f"would move folder '{folder}' to '{new}' ({len(file_moves)} file(s))" + (
-                f" and update {plan.links_changed} link(s)." if plan.links_changed else "."
+            moves = plural(len(file_moves), "file")
+            message = f"would move folder '{folder}' to '{new}' ({moves})" + (
+                f" and update {plural(plan.links_changed, 'link')}." if plan.links_changed else "."
             )
             return dry(done(p, [new, *plan.rewritten], message, plan.warnings), diffs)
         ticked = set(p.approved_files or [])
@@ -151,8 +154,9 @@ def move_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
     if report.errors:
         raise report.errors[0]
     others = [r for r in report.rewritten if not r.startswith(new + "/")]
-    message = f"Moved folder '{folder}' to '{new}' ({len(file_moves)} file(s))" + (
-        f"; updated {report.links_changed} link(s) in {len(report.rewritten)} note(s)."
+    message = f"Moved folder '{folder}' to '{new}' ({plural(len(file_moves), 'file')})" + (
+        f"; updated {plural(report.links_changed, 'link')} in "
+        f"{plural(len(report.rewritten), 'note')}."
         if report.rewritten
         else "."
     )
@@ -164,7 +168,7 @@ def refused_links(refused: list[str]) -> list[str]:
     if not refused:
         return []
     return [
-        f"Links in {len(refused)} note(s) were not updated because their change was not "
+        f"Links in {plural(len(refused), 'note')} were not updated because their change was not "
         f"approved, so they may no longer lead to the moved notes: {', '.join(refused[:5])}"
         + (" …" if len(refused) > 5 else "")
     ]

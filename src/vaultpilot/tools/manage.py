@@ -72,6 +72,7 @@ from vaultpilot.vault.frontmatter import split_frontmatter
 from vaultpilot.vault.frontmatter_edit import edit_frontmatter, normalize_tag
 from vaultpilot.vault.parse import is_valid_tag
 from vaultpilot.vault.resolve import file_key
+from vaultpilot.wording import plural, were
 
 __all__ = [
     "DRY_RUN_OPERATIONS",
@@ -203,8 +204,9 @@ def _create(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         warnings.extend(report.warnings)
         if report.rewritten:
             warnings.append(
-                f"{report.links_changed} existing link(s) were written as full paths so they "
-                "keep leading to the note they meant."
+                f"{plural(report.links_changed, 'existing link')} "
+                f"{were(report.links_changed)} written as full paths so they keep leading to "
+                "the note they meant."
             )
     rewritten = report.rewritten if report else []
     ctx.fresh(force=True, paths=[path, *rewritten])
@@ -326,7 +328,7 @@ def _edit(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
     new = files.replace_note(ctx.root, path, text, note.fmt, expected_version=base, base=note)
     log_change(ctx, "update", path, path, before=note, after=(text, note.fmt))
     ctx.fresh(force=True, paths=[path])
-    count = f"{len(p.edits)} edit(s)" if p.edits is not None else "a section edit"
+    count = plural(len(p.edits), "edit") if p.edits is not None else "a section edit"
     out = done(p, [path], f"Edited '{path}' ({count}).")
     out["version"] = new.version
     return out
@@ -398,7 +400,8 @@ def _move_note(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         if plan.errors:
             raise plan.errors[0]
         message = f"would move '{path}' to '{new}'" + (
-            f" and update {plan.links_changed} link(s) in {len(plan.rewritten)} other note(s)."
+            f" and update {plural(plan.links_changed, 'link')} in "
+            f"{plural(len(plan.rewritten), 'other note')}."
             if plan.rewritten
             else "."
         )
@@ -415,12 +418,15 @@ def _move_note(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         raise report.errors[0]
     others = [r for r in report.rewritten if r != new]
     message = f"Moved '{path}' to '{new}'" + (
-        f"; updated {report.links_changed} link(s) in {len(others)} other note(s)."
+        f"; updated {plural(report.links_changed, 'link')} in "
+        f"{plural(len(others), 'other note')}."
         if others
         else "."
     )
     if report.refused:
-        message = message[:-1] + f"; links in {len(report.refused)} note(s) were left unchanged."
+        message = message[:-1] + (
+            f"; links in {plural(len(report.refused), 'note')} were left unchanged."
+        )
     warnings = [*report.warnings, *refused_links(report.refused)]
     out = done(p, [new, *others], message, warnings)
     out["version"] = files.read_note(ctx.root, new).version
