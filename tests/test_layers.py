@@ -1,6 +1,7 @@
 """Imports point one way: vault <- index <- tools <- agent <- transports (ARCHITECTURE.md).
 
-``errors``, ``locations`` and ``configfile`` are shared by every layer and import no layer.
+``errors``, ``locations``, ``configfile`` and ``wording`` are shared by every layer and import
+no layer.
 ``memory`` (memory.db) is storage beside ``index``. ``contract`` (the ActionRequest/ActionResponse
 programs and their orchestrator) sits beside ``tools``, so the one place that builds an agent
 (``agent.build``) can offer process tools without importing a transport.
@@ -13,7 +14,7 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "vaultpilot"
 RANK = {
-    "errors": 0, "locations": 0, "configfile": 0,
+    "errors": 0, "locations": 0, "configfile": 0, "wording": 0,
     "vault": 1, "index": 2, "memory": 2, "tools": 3, "contract": 3, "agent": 4,
     "cli": 5, "server": 5, "mcp": 5, "web": 5,
 }  # fmt: skip
