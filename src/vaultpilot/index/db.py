@@ -37,7 +37,7 @@ from pathlib import Path
 
 from vaultpilot.errors import StorageError
 from vaultpilot.locations import private_database
-from vaultpilot.memory.migrations import Migration, apply, run_statements
+from vaultpilot.memory.migrations import Migration, prepare, run_statements
 
 __all__ = ["BUSY_TIMEOUT_MS", "MIGRATIONS", "connect"]
 
@@ -236,6 +236,15 @@ MIGRATIONS: list[Migration] = [
 BUSY_TIMEOUT_MS = 30_000
 
 
+_PRAGMAS = (
+    f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA synchronous=NORMAL",
+    "PRAGMA foreign_keys=ON",
+    "PRAGMA temp_store=MEMORY",
+)
+
+
 def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
     """Open (creating if needed) the index at ``path`` and bring its schema up to date.
 
@@ -250,13 +259,8 @@ def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
         conn = sqlite3.connect(
             path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
         )
-        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA foreign_keys=ON")
-        conn.execute("PRAGMA temp_store=MEMORY")
-        conn.execute("PRAGMA cache_size=-16384" if read_only else "PRAGMA cache_size=-65536")
-        apply(conn, MIGRATIONS)
+        cache = "PRAGMA cache_size=-16384" if read_only else "PRAGMA cache_size=-65536"
+        prepare(conn, [*_PRAGMAS, cache], MIGRATIONS)
         if read_only:
             conn.execute("PRAGMA query_only=ON")
     except sqlite3.Error as exc:

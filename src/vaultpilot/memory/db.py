@@ -20,7 +20,7 @@ from pathlib import Path
 
 from vaultpilot.errors import StorageError, map_os_errors
 from vaultpilot.locations import private_database
-from vaultpilot.memory.migrations import Migration, apply
+from vaultpilot.memory.migrations import Migration, prepare
 
 __all__ = [
     "BUSY_TIMEOUT_S",
@@ -180,14 +180,9 @@ def connect(path: Path, *, check_same_thread: bool = True) -> sqlite3.Connection
     except sqlite3.Error as exc:
         raise StorageError(f"Could not open the memory database '{path}': {exc}.") from None
     try:
-        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        conn.execute("PRAGMA journal_mode = WAL")
-        try:
-            apply(conn, MIGRATIONS)
-        except sqlite3.IntegrityError:
-            # Another process recorded the same migration between our check and our
-            # transaction; a second pass sees it recorded and skips it.
-            apply(conn, MIGRATIONS)
+        wait = f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}"
+        pragmas = [wait, "PRAGMA journal_mode = WAL"]
+        prepare(conn, pragmas, MIGRATIONS)  # a racing opener is waited for (see there)
     except sqlite3.Error as exc:
         conn.close()
         raise StorageError(f"Could not prepare the memory database '{path}': {exc}.") from None

@@ -13,7 +13,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 
-__all__ = ["Migration", "applied", "apply", "run_statements"]
+__all__ = ["Migration", "applied", "apply", "prepare", "run_statements"]
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -50,6 +50,32 @@ def apply(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> list[str
         conn.execute("COMMIT")
         ran.append(name)
     return ran
+
+
+def prepare(
+    conn: sqlite3.Connection, pragmas: Sequence[str], migrations: Sequence[Migration]
+) -> None:
+    """Run ``pragmas`` then the migrations not yet recorded, on a connection just opened.
+
+    Two connections opening a new database at once (a server's watcher and its first tool call,
+    two processes) can meet mid-creation, where SQLite answers "locked" at once instead of
+    waiting (a write on a snapshot another connection has just moved past), or both try to
+    record the same migration: each is tried again, for up to five seconds, as waiting would
+    have done.
+    """
+    for attempt in range(50):
+        try:
+            for pragma in pragmas:
+                conn.execute(pragma)
+            apply(conn, migrations)
+            return
+        except (sqlite3.OperationalError, sqlite3.IntegrityError) as exc:
+            locked = isinstance(exc, sqlite3.IntegrityError) or "locked" in str(exc)
+            if not locked or attempt == 49:
+                raise
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            time.sleep(0.1)
 
 
 def run_statements(conn: sqlite3.Connection, script: str) -> None:
