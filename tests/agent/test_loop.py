@@ -239,6 +239,29 @@ def test_a_steps_time_leaves_out_the_wait_for_approval(
     assert result.success and result.duration_ms < 500, result.duration_ms
 
 
+def test_a_note_edited_while_its_change_waits_is_not_changed(
+    serve: Any, vault_tools: VaultTools, vault: Path
+) -> None:
+    # The person approves the delete they saw; the note grows meanwhile (saved in Obsidian).
+    turn = calls(manage(operation="delete_note", target="test.md", confirmDestructive=True))
+    server = serve([turn, ScriptedTurn(text="It changed.")])
+    controls = RunControls()
+
+    def grow_then_approve(event: AgentEvent) -> None:
+        if event.kind == "approval_required":
+            with (vault / "test.md").open("a", encoding="utf-8") as note:
+                note.write("\nA line written while the card waited.\n")
+            controls.approve(event.call_id)
+
+    events = collect(
+        _delete_agent(server, vault_tools), "delete", controls=controls, on_event=grow_then_approve
+    )
+    assert (vault / "test.md").exists()
+    assert "written while the card waited" in (vault / "test.md").read_text(encoding="utf-8")
+    result = of_kind(events, ToolResult)[0]
+    assert not result.success and "edited while the user was asked" in result.result["error"]
+
+
 def test_an_approved_delete_runs(serve: Any, vault_tools: VaultTools, vault: Path) -> None:
     turn = calls(manage(operation="delete_note", target="test.md", confirmDestructive=True))
     server = serve([turn, ScriptedTurn(text="Deleted.")])

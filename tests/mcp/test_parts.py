@@ -85,10 +85,12 @@ def test_every_tool_has_hints_and_keeps_its_schema() -> None:
 def test_an_answer_approves_only_the_call_it_was_asked_for() -> None:
     call = {"operation": "delete_note", "target": "A.md", "confirmDestructive": True}
     same = dict(reversed(list(call.items())))
-    assert _digest("obsidian_vault_manager", call) == _digest("obsidian_vault_manager", same)
-    assert _digest("obsidian_vault_manager", call) != _digest(
-        "obsidian_vault_manager", {**call, "target": "B.md"}
-    )
+    seen = [{"path": "A.md", "diff": "-a\n"}]
+    name = "obsidian_vault_manager"
+    assert _digest(name, call, seen) == _digest(name, same, seen)
+    assert _digest(name, call, seen) != _digest(name, {**call, "target": "B.md"}, seen)
+    # ... and only the change it was shown: the note edited since is another change.
+    assert _digest(name, call, seen) != _digest(name, call, [{"path": "A.md", "diff": "-b\n"}])
 
 
 def test_local_vault_indexes_in_the_background(example_vault: Path, data_dir: Path) -> None:

@@ -389,3 +389,35 @@ def test_note_text_reaches_the_client_between_markers(
             assert resource.text == planted
 
     _run(session)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_a_note_edited_while_the_person_is_asked_is_not_changed(
+    mode: str, one_vault: StdioServerParameters, example_vault: Path
+) -> None:
+    note = example_vault / "Inbox.md"
+    questions: list[str] = []
+
+    async def elicit(
+        context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        questions.append(params.message)
+        if len(questions) == 1:  # saved in Obsidian while the first question was open
+            with note.open("a", encoding="utf-8") as f:
+                f.write("\n- written while the question was open\n")
+            return types.ElicitResult(action="accept", content={"approve": True})
+        return types.ElicitResult(action="decline")  # the new change, seen: no
+
+    async def session() -> None:
+        async with Client(one_vault, mode=mode, elicitation_callback=elicit) as client:
+            call = {"operation": "delete_note", "target": "Inbox.md", "confirmDestructive": True}
+            result = await client.call_tool("obsidian_vault_manager", call)
+            assert result.is_error, result.structured_content
+            # In one request it is refused; across two (auto), the person is asked again.
+            expected = "edited while the person was asked" if mode == "legacy" else "declined"
+            assert expected in _text(result)
+
+    _run(session)
+    assert note.exists() and "written while the question was open" in note.read_text()
+    if mode == "auto":
+        assert len(questions) == 2 and questions[0] != questions[1]

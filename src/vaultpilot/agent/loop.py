@@ -449,46 +449,69 @@ class _Run:
             reason = (
                 f"{what}: {ruled}." if ruled else self.agent.policy.reason(call.name, operation)
             )
-            diffs, cannot = await self._preview(call.name, arguments)
-            if cannot is not None:  # it would fail as asked: the person is not asked for it
-                return cannot, "tool"
-            per_file = _per_file(call.name, arguments, diffs)
-            self.emit(
-                ApprovalRequired(call.id, call.name, operation, arguments, reason, diffs, per_file)
-            )
-            asked = time.perf_counter()
-            verdict = await controls.verdict(call.id) if controls else Verdict(False)
-            self.waited += time.perf_counter() - asked
-            if verdict.override is not None:
-                self.emit(ApprovalResolved(call.id, True, "override"))
-                return verdict.override, "override"
-            why = "" if verdict.approved else (verdict.reason or "")
-            by: Literal["user", "nobody"] = "user" if controls and not verdict.nobody else "nobody"
-            self.emit(ApprovalResolved(call.id, verdict.approved, by, why))
-            if not verdict.approved and by == "nobody":
-                because = f" ({verdict.reason})" if verdict.reason else ""
-                return failure(
-                    f"Not run: {what} needs the user's approval and nobody could give it"
-                    f"{because}. Don't retry it; tell the user what you would have done."
-                ), "denied"
-            if not verdict.approved:
-                because = f" ({verdict.reason})" if verdict.reason else ""
-                return failure(
-                    f"The user refused {what}{because}. Don't retry it; say what you would have "
-                    "done, or ask the user how to go on."
-                ), "denied"
-            self.guard.approved(call.name, arguments)
-            override = controls.take_override(call.id) if controls else None
-            if override is not None:
-                return override, "override"
-            chosen = verdict.files
-            if chosen is not None and call.name in _VAULT_TOOLS:
-                arguments = {**arguments, "approvedFiles": list(chosen)}
+            answered = await self._ask(call, arguments, operation, what, reason)
+            if isinstance(answered, tuple):
+                return answered
+            arguments = answered
         if controls:
             controls.started(call.id)
         self.emit(Status(f"Running {call.name}", self.step))
         result = await asyncio.to_thread(self.tools.call, call.name, arguments)
         return result, "tool"
+
+    async def _ask(
+        self,
+        call: RawToolCall,
+        arguments: dict[str, Any],
+        operation: str | None,
+        what: str,
+        reason: str,
+    ) -> dict[str, Any] | tuple[dict[str, Any], ToolResultSource]:
+        """Put the call to the person: the arguments to run it with (the files they chose), or
+        the result to give the model instead (refused, overridden, or it cannot run)."""
+        controls = self.controls
+        diffs, cannot = await self._preview(call.name, arguments)
+        if cannot is not None:  # it would fail as asked: the person is not asked for it
+            return cannot, "tool"
+        per_file = _per_file(call.name, arguments, diffs)
+        self.emit(
+            ApprovalRequired(call.id, call.name, operation, arguments, reason, diffs, per_file)
+        )
+        asked = time.perf_counter()
+        verdict = await controls.verdict(call.id) if controls else Verdict(False)
+        self.waited += time.perf_counter() - asked
+        if verdict.override is not None:
+            self.emit(ApprovalResolved(call.id, True, "override"))
+            return verdict.override, "override"
+        why = "" if verdict.approved else (verdict.reason or "")
+        by: Literal["user", "nobody"] = "user" if controls and not verdict.nobody else "nobody"
+        self.emit(ApprovalResolved(call.id, verdict.approved, by, why))
+        because = f" ({verdict.reason})" if verdict.reason else ""
+        if not verdict.approved and by == "nobody":
+            return failure(
+                f"Not run: {what} needs the user's approval and nobody could give it"
+                f"{because}. Don't retry it; tell the user what you would have done."
+            ), "denied"
+        if not verdict.approved:
+            return failure(
+                f"The user refused {what}{because}. Don't retry it; say what you would have "
+                "done, or ask the user how to go on."
+            ), "denied"
+        self.guard.approved(call.name, arguments)
+        override = controls.take_override(call.id) if controls else None
+        if override is not None:
+            return override, "override"
+        if diffs and (await self._preview(call.name, arguments))[0] != diffs:
+            # The person approved the change they saw: a note edited meanwhile (in Obsidian)
+            # would make it another one.
+            return failure(
+                f"Not run: the notes {what} changes were edited while the user was asked, so "
+                "the approved change is no longer the one it would make. Nothing was changed; "
+                "read the notes again and redo the call."
+            ), "tool"
+        if verdict.files is not None and call.name in _VAULT_TOOLS:
+            return {**arguments, "approvedFiles": list(verdict.files)}
+        return arguments
 
     async def _preview(
         self, name: str, arguments: dict[str, Any]

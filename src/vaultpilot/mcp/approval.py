@@ -111,8 +111,8 @@ def _question(name: str, reason: str, arguments: Mapping[str, Any], changes: str
     return f"{label['verb']}{acts_on}? {reason}{what}\nThe call: {name} with {shown}"
 
 
-def _digest(name: str, arguments: Mapping[str, Any]) -> str:
-    canon = json.dumps([name, arguments], sort_keys=True, ensure_ascii=True)
+def _digest(name: str, arguments: Mapping[str, Any], preview: object) -> str:
+    canon = json.dumps([name, arguments, preview], sort_keys=True, ensure_ascii=True)
     return "vaultpilot-approval:" + hashlib.sha256(canon.encode("ascii")).hexdigest()
 
 
@@ -130,16 +130,19 @@ async def ask_person(
     arguments: Mapping[str, Any],
     *,
     changes: str = "",
+    preview: object = None,
 ) -> Asked | types.InputRequiredResult:
-    """Ask whether the call may run (see the module); ``ctx`` is the SDK's request context and
-    ``changes`` what the dry run says would change (``summarize``)."""
+    """Ask whether the call may run (see the module); ``ctx`` is the SDK's request context,
+    ``changes`` what the dry run says would change (``summarize``) and ``preview`` the dry run's
+    diffs: an answer given to another preview (its notes edited since) is not taken, the
+    person is asked again."""
     if not _can_elicit(ctx):
         return Asked.UNSUPPORTED
     message = _question(params.name, reason, arguments, changes)
     if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
         result = await ctx.session.elicit_form(message, _SCHEMA, related_request_id=ctx.request_id)
         return _answer(result)
-    state = _digest(params.name, arguments)
+    state = _digest(params.name, arguments, preview)
     answer = (params.input_responses or {}).get(_KEY)
     if params.request_state == state and isinstance(answer, types.ElicitResult):
         return _answer(answer)

@@ -159,6 +159,55 @@ async def _dry_run(
     return dict(outcome.result)
 
 
+async def _ask(
+    ctx: Any,
+    params: types.CallToolRequestParams,
+    vault: VaultSession,
+    arguments: dict[str, Any],
+    reason: str,
+    by_rules: bool,
+    key: str,
+    approvals: Approvals,
+) -> types.CallToolResult | types.InputRequiredResult | None:
+    """Put the call to the person: None when they approved the change it makes, else what to
+    answer instead (it cannot run, they were not asked or said no, or its notes changed)."""
+    name = params.name
+    preview = await _dry_run(vault, name, arguments)
+    if preview is not None and is_error(preview):
+        return _result(preview, failed=True)  # it could not run: nothing to ask about
+    changes = summarize(preview) if preview is not None else ""
+    diffs = preview.get("diffs") if preview is not None else None
+    asked = await ask_person(ctx, params, reason, arguments, changes=changes, preview=diffs)
+    if isinstance(asked, types.InputRequiredResult):
+        return asked
+    if asked is not Asked.ACCEPTED:
+        allow = (
+            f"the vault's rules ask ({reason.rstrip('.')}); only the person can change them "
+            "([rules] in config.toml)"
+            if by_rules
+            else f"to allow it, {_how_to_allow(key, approvals)}"
+        )
+        why = {
+            Asked.UNSUPPORTED: f"needs the person's approval and this client cannot ask "
+            f"for it (no elicitation): {allow}; or do it in Obsidian",
+            Asked.DECLINED: "was declined by the person",
+            Asked.CANCELLED: "was not approved (the question was dismissed)",
+        }[asked]
+        return _refusal(name, arguments, f"{key} {why}. Nothing was changed.")
+    again = await _dry_run(vault, name, arguments) if preview is not None else None
+    if preview is not None and (again or {}).get("diffs") != diffs:
+        # What was approved is the change the person saw: a note edited meanwhile (in
+        # Obsidian) would make it another change.
+        return _refusal(
+            name,
+            arguments,
+            f"{key} was not run: the notes it changes were edited while the person was "
+            "asked, so the approved change is no longer the one it would make. Nothing was "
+            "changed; read the notes again and make the call again.",
+        )
+    return None
+
+
 async def call_tool(
     ctx: Any,
     params: types.CallToolRequestParams,
@@ -209,27 +258,9 @@ async def call_tool(
             f"Tell the person; to allow it, {_how_to_allow(key, approvals)}.",
         )
     if decision == "ask":
-        preview = await _dry_run(vault, name, arguments)
-        if preview is not None and is_error(preview):
-            return _result(preview, failed=True)  # it could not run: nothing to ask about
-        changes = summarize(preview) if preview is not None else ""
-        asked = await ask_person(ctx, params, reason, arguments, changes=changes)
-        if isinstance(asked, types.InputRequiredResult):
-            return asked
-        if asked is not Asked.ACCEPTED:
-            allow = (
-                f"the vault's rules ask ({reason.rstrip('.')}); only the person can change them "
-                "([rules] in config.toml)"
-                if by_rules
-                else f"to allow it, {_how_to_allow(key, approvals)}"
-            )
-            why = {
-                Asked.UNSUPPORTED: f"needs the person's approval and this client cannot ask "
-                f"for it (no elicitation): {allow}; or do it in Obsidian",
-                Asked.DECLINED: "was declined by the person",
-                Asked.CANCELLED: "was not approved (the question was dismissed)",
-            }[asked]
-            return _refusal(name, arguments, f"{key} {why}. Nothing was changed.")
+        stop = await _ask(ctx, params, vault, arguments, reason, by_rules, key, approvals)
+        if stop is not None:
+            return stop
     outcome = await vault.run_tool(name, arguments)  # a write takes the vault's write turn first
     return _result(_undo_here(outcome.result), failed=outcome.error is not None, token=token)
 
