@@ -6,6 +6,7 @@ acknowledged, never take a write, and leave the server working when they die.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -100,6 +101,27 @@ def test_reads_go_on_when_the_workers_die(server: Live) -> None:
         reply = server.rpc(name, arguments)
         assert reply["success"], reply
     assert readers.answered == answered  # answered by the server process itself
+
+
+def test_a_stuck_worker_is_not_waited_for(server: Live) -> None:
+    readers = _readers(server)
+    readers.deadline = 1.0
+    stuck = readers.pids()[0]
+    os.kill(stuck, signal.SIGSTOP)  # a worker that never answers
+    try:
+        started = time.monotonic()
+        for name, arguments in READS[:4] * 2:  # some go to the stuck one
+            reply = server.rpc(name, arguments)
+            assert reply["success"], reply
+        assert time.monotonic() - started < 8
+        deadline = time.monotonic() + 5
+        while _alive(stuck):  # killed, and left out
+            assert time.monotonic() < deadline, "the stuck worker was not stopped"
+            time.sleep(0.05)
+        assert readers.ready() == 1
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(stuck, signal.SIGKILL)
 
 
 def test_workers_end_with_the_server(server: Live) -> None:

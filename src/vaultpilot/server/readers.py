@@ -16,8 +16,10 @@ Contract (parent side, on the event loop):
   or the child stopped during the call): the caller then runs the call itself. Only reads may
   be sent (by the tool's facts), and only while the watcher keeps the index live: a child
   never syncs the index nor writes.
-* A child that stops is logged and left out; ``close()`` ends them all (their stdin closes,
-  so they exit even when the server is killed).
+* A child that stops is logged and left out; one that does not answer a call within
+  ``deadline`` seconds (stopped, or stuck on a disk) is killed, logged and left out, and its
+  calls run in the server. ``close()`` ends them all (their stdin closes, so they exit even
+  when the server is killed).
 
 Each child answers its calls in order, one at a time (``tools.readworker``). Its ``Semantic``
 loads the default embedder when a semantic search first needs it, as the server's does.
@@ -43,6 +45,10 @@ __all__ = ["ReadWorkers"]
 
 log = logging.getLogger(__name__)
 
+# Seconds a read may take in a worker before the worker is taken for stuck: far above any read
+# (the slowest, a first semantic search loading the model and a 50k vector snapshot, ~3 s).
+DEADLINE = 60.0
+
 
 class _Child:
     """One child process and the futures of its calls, in the order they were sent."""
@@ -58,9 +64,17 @@ class ReadWorkers:
     """Child processes running read tool calls for one vault (see the module doc)."""
 
     def __init__(
-        self, root: Path, db_path: Path, *, rules: VaultRules | None, count: int, name: str
+        self,
+        root: Path,
+        db_path: Path,
+        *,
+        rules: VaultRules | None,
+        count: int,
+        name: str,
+        deadline: float = DEADLINE,
     ) -> None:
         self._setup = Setup(root, db_path, rules)
+        self.deadline = deadline
         self._count = count
         self._name = name
         self._children: list[_Child] = []
@@ -106,8 +120,21 @@ class ReadWorkers:
         except (OSError, RuntimeError):
             self._stopped(child)
         try:
-            return await future
+            return await asyncio.wait_for(asyncio.shield(future), self.deadline)
         except _ChildStopped:
+            return None
+        except TimeoutError:  # stuck (stopped, or a disk that does not answer): not waited for
+            if not child.stopped:
+                log.warning(
+                    "a read worker of vault %s did not answer in %g s; it was stopped and its "
+                    "reads run in the server",
+                    self._name,
+                    self.deadline,
+                )
+                child.stopped = True
+                with contextlib.suppress(ProcessLookupError):
+                    child.proc.kill()
+                self._stopped(child)
             return None
 
     async def close(self) -> None:
