@@ -73,17 +73,17 @@ def test_files_are_picked_only_where_the_operation_takes_a_subset(page: Any, sho
         )
         files = move.locator("fieldset.files input[type=checkbox]")
         expect(files).to_have_count(2)
-        files.nth(0).uncheck()
-        files.nth(1).uncheck()
-        move.get_by_role("button", name="Approve").click()
-        # No file ticked: approving nothing would be a rejection; the card says so, sends nothing.
-        expect(move.get_by_role("alert")).to_have_text(
-            "No file is ticked: tick the files to change, or Reject."
+        # The move itself goes with the move: ticked, and it cannot be unticked; only the link
+        # rewrite in another note may be left out.
+        expect(files.nth(0)).to_be_checked()
+        expect(files.nth(0)).to_be_disabled()
+        expect(move.locator("fieldset.files label").nth(0)).to_have_text(
+            "Meetings/Retro.md → Archive/Retro.md (the move itself)"
         )
-        time.sleep(0.3)
-        assert server.sent("ApproveToolCall") == []
-        shot(page, "approvals-03-no-file-ticked")
-        files.nth(1).check()
+        files.nth(1).uncheck()
+        expect(move.locator(".left-out")).to_have_count(1)  # its diff fades: not to be changed
+        expect(move.locator(".left-out")).to_contain_text("Weekly Review.md")
+        shot(page, "approvals-03-move-without-its-link-rewrite")
         move.get_by_role("button", name="Approve").click()
 
         folder = page.get_by_role("group", name="Approval: Delete folder Travel")
@@ -97,7 +97,7 @@ def test_files_are_picked_only_where_the_operation_takes_a_subset(page: Any, sho
         page.keyboard.press("y")
         expect(page.get_by_label("Run summary")).to_contain_text("Done in 3 steps.")
     assert server.sent("ApproveToolCall") == [
-        {"callId": "m1", "approved": True, "files": ["Weekly Review.md"]},
+        {"callId": "m1", "approved": True, "files": ["Archive/Retro.md"]},
         {"callId": "d1", "approved": True},
     ]
     assert page.page_errors == []

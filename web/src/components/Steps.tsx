@@ -286,6 +286,13 @@ function ApprovalCard(props: { item: Approval; label: StepLabel | null; vault: s
   // Checkboxes only for a change that can be approved file by file; any other card approves
   // (or rejects) the call whole, so Approve never depends on a ticked file it does not show.
   const files = choosableFiles(item, label);
+  // What a move_note or move_folder is for, the notes it moves, goes with it: only the link
+  // rewrites in other notes may be left out (the server refuses the move without them).
+  const moves = new Map(
+    item.operation === "move_note" || item.operation === "move_folder"
+      ? item.diffs.filter((d) => d.from && d.to && d.from !== d.to).map((d) => [d.path, `${d.from} → ${d.to}`])
+      : [],
+  );
   const [picked, setPicked] = useState<string[]>(files);
   const [noneTicked, setNoneTicked] = useState(false);
   const [forRun, setForRun] = useState(false);
@@ -371,13 +378,20 @@ function ApprovalCard(props: { item: Approval; label: StepLabel | null; vault: s
             <label key={f}>
               <input
                 type="checkbox"
-                checked={picked.includes(f)}
+                checked={moves.has(f) || picked.includes(f)}
+                disabled={moves.has(f)}
                 onChange={(e) => {
                   setNoneTicked(false);
                   setPicked((e.currentTarget as HTMLInputElement).checked ? [...picked, f] : picked.filter((p) => p !== f));
                 }}
               />{" "}
-              <code>{f}</code>
+              {moves.has(f) ? (
+                <>
+                  <code>{moves.get(f)}</code> <span class="muted">(the move itself)</span>
+                </>
+              ) : (
+                <code>{f}</code>
+              )}
             </label>
           ))}
           {noneTicked && picked.length === 0 && (
@@ -387,7 +401,15 @@ function ApprovalCard(props: { item: Approval; label: StepLabel | null; vault: s
       )}
       {/* Once approved, the tool's result shows the change; the diff is not repeated here. */}
       {!decided?.approved &&
-        item.diffs.map((d) => <DiffView key={d.path} diff={d} vault={vault} linked={false} />)}
+        item.diffs.map((d) => {
+          // A file left unticked is shown faded: it will not be changed.
+          const out = files.length > 1 && !moves.has(d.path) && !picked.includes(d.path);
+          return (
+            <div key={d.path} class={out ? "left-out" : undefined} title={out ? "Not ticked: left as it is" : undefined}>
+              <DiffView diff={d} vault={vault} linked={false} />
+            </div>
+          );
+        })}
       {decided ? (
         <div class="decision" role="status">{decisionText(decided)}</div>
       ) : (
