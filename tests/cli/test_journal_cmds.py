@@ -149,7 +149,7 @@ def test_undo_removes_the_folders_its_change_set_created(vault: Path) -> None:
     assert (vault / "Archive" / "Old" / "Plan.md").is_file()
     code, out, err = vp(vault, "undo", "--last")
     assert code == 0, err
-    assert "restored 1 file and removed 1 empty folder" in out
+    assert "moved 1 note it had created to .trash/ and removed 1 empty folder" in out
     assert (vault / "Empty").is_dir() and not (vault / "Empty" / "Deep").exists()  # existed before
     sets = json.loads(vp(vault, "history", "--json")[1])
     move = next(s for s in sets if s["summary"] == "move_note")
@@ -243,7 +243,7 @@ def test_a_run_undone_from_a_shell_while_still_writing_is_undone_again_later(vau
         run = replace(ctx, change_set=run_id)
         api.create_note(run, "First.md", "first step")
         code, out, err = vp(vault, "undo", run_id)
-        assert code == 0 and "restored 1 file." in out, (out, err)
+        assert code == 0 and "moved 1 note it had created to .trash/." in out, (out, err)
         api.create_note(run, "Second.md", "after the undo")
     finally:
         ctx.conn.close()
@@ -256,7 +256,7 @@ def test_a_run_undone_from_a_shell_while_still_writing_is_undone_again_later(vau
     listed = {s["id"]: s for s in json.loads(vp(vault, "history", "--json")[1])}
     assert listed[run_id]["undoneBy"] is None
     code, out, err = vp(vault, "undo", run_id)
-    assert code == 0 and "restored 1 file." in out, (out, err)
+    assert code == 0 and "moved 1 note it had created to .trash/." in out, (out, err)
     assert not (vault / "First.md").exists() and not (vault / "Second.md").exists()
     listed = {s["id"]: s for s in json.loads(vp(vault, "history", "--json")[1])}
     second = next(s for s in listed.values() if s["undoOf"] == run_id and s != first_undo)

@@ -186,13 +186,16 @@ def _undo(session: Session, state: ChatState, out: Console) -> None:
         return
     finally:
         by_chat.close()
-    restored = [p for p in report.restored if p not in report.removed]
-    files = ", ".join(restored) or "nothing"
-    removed = ", ".join(report.removed)
-    kind = "folder" if len(report.removed) == 1 else "folders"
-    folders = f" and removed the empty {kind} {removed}" if removed else ""
+    named = [f"restored {', '.join(report.put_back())}"] if report.put_back() else []
+    if report.trashed:
+        named.append(f"moved {', '.join(report.trashed)} (made by it) to .trash/")
+    if report.removed:
+        kind = "folder" if len(report.removed) == 1 else "folders"
+        named.append(f"removed the empty {kind} {', '.join(report.removed)}")
+    said = ", ".join(named[:-1]) + (" and " if len(named) > 1 else "") + named[-1] if named else ""
     out.print(
-        Text(f"Undid change set {undone}: restored {files}{folders}.", "green"), soft_wrap=True
+        Text(f"Undid change set {undone}: {said or 'nothing to change'}.", "green"),
+        soft_wrap=True,
     )
 
 

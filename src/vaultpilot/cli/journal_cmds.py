@@ -32,7 +32,6 @@ from vaultpilot.errors import NotFoundError, UnreadableNoteError
 from vaultpilot.locations import data_root, memory_db_path
 from vaultpilot.memory.journal import ChangeSet, Journal, StoredChange
 from vaultpilot.memory.undo import UndoReport
-from vaultpilot.wording import plural
 
 __all__ = ["register"]
 
@@ -84,14 +83,8 @@ def _undone_mark(cs: ChangeSet) -> str:
 
 
 def _undone_line(undone: str, new: str | None, report: UndoReport) -> str:
-    restored = [p for p in report.restored if p not in report.removed]
-    folders = (
-        f" and removed {plural(len(report.removed), 'empty folder')} it had created"
-        if report.removed
-        else ""
-    )
     made = f" (recorded as change set {new}: undo that to bring the changes back)" if new else ""
-    return f"Undid change set {undone}{made}: restored {plural(len(restored), 'file')}{folders}."
+    return f"Undid change set {undone}{made}: {report.summary()}."
 
 
 _HEADER = ("ID", "WHEN", "SOURCE", "OPERATIONS", "FILES")

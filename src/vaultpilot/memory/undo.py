@@ -64,6 +64,24 @@ class UndoReport:
     restored: list[str] = field(default_factory=list)  # every path put back, folders included
     skipped: list[str] = field(default_factory=list)  # changed since: left as they are
     removed: list[str] = field(default_factory=list)  # the empty folders the set had created
+    trashed: list[str] = field(default_factory=list)  # notes the set created, now in .trash/
+
+    def put_back(self) -> list[str]:
+        """The paths restored as they were (not the created notes trashed, nor the folders)."""
+        gone = {*self.removed, *self.trashed}
+        return [p for p in self.restored if p not in gone]
+
+    def summary(self) -> str:
+        """What the undo did, in words: "restored 2 files, moved 1 note it had created to
+        .trash/ and removed 1 empty folder it had created"."""
+        parts = [f"restored {plural(len(self.put_back()), 'file')}"] if self.put_back() else []
+        if self.trashed:
+            parts.append(f"moved {plural(len(self.trashed), 'note')} it had created to .trash/")
+        if self.removed:
+            parts.append(f"removed {plural(len(self.removed), 'empty folder')} it had created")
+        if not parts:
+            return "changed nothing"
+        return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
 
 
 def _expected(changes: tuple[StoredChange, ...]) -> dict[str, str]:
@@ -243,6 +261,7 @@ def _undo_one(
         trashed = files.move_to_trash(root, c.path_after)
         note(journal, FileChange("delete", c.path_after, trashed, data, None, op))
         report.restored.append(c.path_after)
+        report.trashed.append(c.path_after)
     elif (
         c.kind == "move"
         and c.path_before

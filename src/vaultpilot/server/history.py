@@ -116,6 +116,7 @@ def undo_changes(
         "changeSetId": new,
         "restored": report.restored,
         "skipped": report.skipped,
+        "summary": report.summary(),  # in words, for a person
     }
 
 

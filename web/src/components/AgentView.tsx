@@ -87,6 +87,13 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
       setView(next);
       for (const f of frames) autoApprove(f, next);
     };
+    // A hello that came between the first render and this subscription is not replayed to it:
+    // take its server start now, so the next hello from another start is seen as a restart.
+    const greeting = connection.hello?.server_id;
+    if (typeof greeting === "string" && (viewRef.current.serverId ?? null) === null) {
+      viewRef.current = { ...viewRef.current, serverId: greeting };
+      setView(viewRef.current);
+    }
     return connection.subscribe((frame) => {
       // A hello says which server start the events come from (a restart stops the runs here).
       if (frame.type !== "event" && frame.type !== "hello") return;
@@ -167,7 +174,8 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
       }
       // Said in the run's summary, where the person clicked, not in a banner over the conversation.
       setView((v) => (viewRef.current = markUndone(v, runId)));
-      return `${restored} file${restored === 1 ? "" : "s"} restored`;
+      const said = isObject(r.result) && typeof r.result["summary"] === "string" ? r.result["summary"] : null;
+      return said ?? `${restored} file${restored === 1 ? "" : "s"} restored`;
     },
   };
 
