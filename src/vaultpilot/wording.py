@@ -12,5 +12,5 @@ def plural(n: int, word: str) -> str:
 
 
 def were(n: int) -> str:
-    """"was" for one, "were" for any other count."""
+    """ "was" for one, "were" for any other count."""
     return "was" if n == 1 else "were"

@@ -126,9 +126,7 @@ def _each_note(
     if unchanged:
         shown = ", ".join(unchanged[:5]) + (" …" if len(unchanged) > 5 else "")
         n = len(unchanged)
-        warnings.append(
-            f"{plural(n, 'note')} already matched and {were(n)} not changed: {shown}"
-        )
+        warnings.append(f"{plural(n, 'note')} already matched and {were(n)} not changed: {shown}")
     _left_out(refused, warnings)
     if changed and not p.dry_run:
         ctx.fresh(force=True, paths=changed)

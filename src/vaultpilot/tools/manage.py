@@ -418,8 +418,7 @@ def _move_note(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         raise report.errors[0]
     others = [r for r in report.rewritten if r != new]
     message = f"Moved '{path}' to '{new}'" + (
-        f"; updated {plural(report.links_changed, 'link')} in "
-        f"{plural(len(others), 'other note')}."
+        f"; updated {plural(report.links_changed, 'link')} in {plural(len(others), 'other note')}."
         if others
         else "."
     )
