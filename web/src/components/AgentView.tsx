@@ -132,10 +132,13 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
   const runs = useMemo(() => view.runs.slice(since).filter((r) => vault === null || r.vaultId === null || r.vaultId === vault), [view, vault, since]);
   const active = runs.find((r) => r.finish === null) ?? null;
   const finishedCount = view.runs.filter((r) => r.finish !== null).length;
+  const startedCount = view.runs.length;
 
+  // Listed again when a run starts (its conversation is in the list from its first message)
+  // and when one finishes (its title and time).
   useEffect(() => {
     if (vault !== null && conn.state === "open") void connection.conversations(vault).then(setConversations);
-  }, [vault, conn.state, finishedCount]);
+  }, [vault, conn.state, startedCount, finishedCount]);
 
   useEffect(() => {
     const el = scroller.current;
