@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal
 
+from vaultpilot.contract.catalog import GIT_ACTIONS
 from vaultpilot.tools import TOOLS, get_tool
 from vaultpilot.tools.operations import Operation
 
@@ -48,8 +49,7 @@ DEFAULT_RULES: Mapping[str, Decision] = MappingProxyType(
         },
         "shell": "ask",
         "execute_shell": "ask",
-        "git_agent.git_add": "ask",
-        "git_agent.git_commit": "ask",
+        **{f"git_agent.{a.name}": "ask" for a in GIT_ACTIONS.values() if a.writes},
     }
 )
 _VAULT_TOOLS = {tool.name for tool in TOOLS}

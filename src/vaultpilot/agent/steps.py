@@ -25,8 +25,9 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from vaultpilot.agent.approvals import ApprovalPolicy
+from vaultpilot.agent.approvals import ApprovalPolicy, operation_of
 from vaultpilot.agent.events import ApprovalMode, FileCount, StepKind, StepLabel
+from vaultpilot.contract.catalog import GIT_ACTIONS
 from vaultpilot.errors import NotFoundError, VaultpilotError
 from vaultpilot.memory.journal import Journal, StoredChange, without_parent_folders
 from vaultpilot.tools.operations import Operation
@@ -91,10 +92,6 @@ def _object(op: Operation, arguments: Mapping[str, Any]) -> tuple[str, bool]:
     return target, bool(op.files)
 
 
-# git_agent's actions as a person says them: the writes by their own verb, the reads as Git's.
-_GIT = {"git_add": ("Stage", "files"), "git_commit": ("Commit", "changes")}
-
-
 def describe(name: str, arguments: Mapping[str, Any] | None) -> StepLabel:
     """How a call reads: ``Edit`` ``Inbox.md`` for a vault tool's operation, ``Stage``
     ``a.md, b.md`` or ``Commit`` and the message's first line for git_agent, the tool's name
@@ -106,8 +103,9 @@ def describe(name: str, arguments: Mapping[str, Any] | None) -> StepLabel:
         text, is_path = _object(op, args)
         return StepLabel(kind=kind_of(op), verb=op.verb, object=text, object_is_path=is_path)
     if name == "git_agent":
-        action = str(args.get("type") or args.get("action") or "?")
-        verb, what = _GIT.get(action, ("Git", action.removeprefix("git_")))
+        action = operation_of(args) or "?"
+        known = GIT_ACTIONS.get(action)
+        verb, what = (known.verb, known.what) if known else ("Git", action.removeprefix("git_"))
         files = args.get("files")
         if action in ("git_add", "git_diff") and isinstance(files, list) and files:
             named = _cut(", ".join(str(f) for f in files))

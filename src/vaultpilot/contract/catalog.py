@@ -33,14 +33,17 @@ import os
 import sqlite3
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from vaultpilot.contract.models import GitAgentCommandV1, ObsidianAgentCommandV1
 from vaultpilot.memory.registry import ProcessTool, upsert_tool
 
 __all__ = [
     "BASE_ENV",
+    "GIT_ACTIONS",
     "GIT_ENV",
     "VAULTPILOT_ENV",
+    "GitAction",
     "child_env",
     "git_agent_tool",
     "obsidian_agent_tool",
@@ -124,6 +127,30 @@ def obsidian_agent_tool() -> ProcessTool:
         payload_schema=ObsidianAgentCommandV1.model_json_schema(),
         command=(sys.executable, "-m", "vaultpilot.contract.obsidian_agent"),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class GitAction:
+    """One action of git_agent, as the approvals and the step labels read it: ``writes`` (it
+    changes the repository, so it asks by default) and how a person says it (``verb``, and
+    ``what`` when the call names nothing: "Stage files", "Git(status)")."""
+
+    name: str
+    verb: str
+    what: str
+    writes: bool = False
+
+
+GIT_ACTIONS: Mapping[str, GitAction] = {
+    a.name: a
+    for a in (
+        GitAction("git_status", "Git", "status"),
+        GitAction("git_diff", "Git", "diff"),
+        GitAction("git_log", "Git", "log"),
+        GitAction("git_add", "Stage", "files", writes=True),
+        GitAction("git_commit", "Commit", "changes", writes=True),
+    )
+}
 
 
 def git_agent_tool() -> ProcessTool:
