@@ -142,7 +142,6 @@ def register(app: typer.Typer) -> None:
         from vaultpilot.agent.approvals import ApprovalPolicy
         from vaultpilot.agent.config import load_config
         from vaultpilot.index.semantic import select_embedder
-        from vaultpilot.index.vectors import VectorCache
         from vaultpilot.locations import data_root, vault_data_dir
         from vaultpilot.mcp import (
             Approvals,
@@ -151,7 +150,7 @@ def register(app: typer.Typer) -> None:
             parse_vault_specs,
             serve_stdio,
         )
-        from vaultpilot.tools.semantic import Semantic
+        from vaultpilot.tools.semantic import live
 
         configure_logging()
         specs = parse_vault_specs(_specs(vault))
@@ -166,7 +165,7 @@ def register(app: typer.Typer) -> None:
             name: LocalVault(
                 root,
                 vault_data_dir(root, root_dir) / "index.db",
-                Semantic(load=load, cache=VectorCache(min_interval=2.0)),
+                live(load),
             )
             for name, root in specs.items()
         }

@@ -44,11 +44,10 @@ from vaultpilot.index.background import BackgroundEmbedder, EmbedProgress
 from vaultpilot.index.db import connect
 from vaultpilot.index.embedding.base import Embedder
 from vaultpilot.index.semantic import EmbeddingStatus, embedding_status, select_embedder
-from vaultpilot.index.vectors import VectorCache
 from vaultpilot.server.readers import ReadWorkers
 from vaultpilot.tools import ToolContext, ToolOutcome
 from vaultpilot.tools.rules import VaultRules
-from vaultpilot.tools.semantic import Semantic
+from vaultpilot.tools.semantic import Semantic, live
 from vaultpilot.tools.session import LiveInfo, VaultRuntime, writes
 from vaultpilot.vault.lock import DEFAULT_WAIT
 
@@ -56,10 +55,6 @@ __all__ = ["VaultHandle", "Vaults"]
 
 T = TypeVar("T")
 
-# While the background embedder commits a batch every fraction of a second, searches reuse a
-# vector snapshot for up to this long instead of refreshing it for every query
-# (bench/bench_background.py; figures in docs/benchmarks.md).
-_RELOAD_INTERVAL = 2.0
 _WORKERS = 8
 
 
@@ -219,7 +214,7 @@ class Vaults:
                 vid,
                 root,
                 db_path(vid),
-                Semantic(load=embedder, cache=VectorCache(min_interval=_RELOAD_INTERVAL)),
+                live(embedder),
                 lock_wait=lock_wait,
                 watch=watch,
                 rules=rules(root) if rules is not None else None,

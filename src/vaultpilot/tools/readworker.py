@@ -68,17 +68,16 @@ class _ReadOnly:
 def main() -> None:
     """Answer the parent's read tool calls until stdin closes."""
     from vaultpilot.index.db import connect
-    from vaultpilot.index.vectors import VectorCache
     from vaultpilot.tools.context import open_context
     from vaultpilot.tools.registry import run_tool
-    from vaultpilot.tools.semantic import Semantic
+    from vaultpilot.tools.semantic import live
 
     logging.basicConfig(level=logging.WARNING, format="read worker: %(levelname)s %(message)s")
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # anything printed goes to stderr, never into the frames
     stdin = sys.stdin.buffer
     setup: Setup = _read(stdin)
-    semantic = Semantic(cache=VectorCache(min_interval=2.0))
+    semantic = live()
     ctx = open_context(
         setup.root, setup.db_path, semantic=semantic, journal=None, source="server",
         rules=setup.rules,

@@ -17,7 +17,12 @@ from vaultpilot.index.embedding.base import Embedder
 from vaultpilot.index.semantic import select_embedder
 from vaultpilot.index.vectors import VectorCache
 
-__all__ = ["Semantic"]
+__all__ = ["Semantic", "live"]
+
+# A long-running process's searches reuse a vector snapshot for up to this long while the
+# background embedder commits a batch every fraction of a second, instead of refreshing it for
+# every query (bench/bench_background.py; figures in docs/benchmarks.md).
+RELOAD_INTERVAL = 2.0
 
 
 @dataclass(slots=True)
@@ -44,3 +49,9 @@ class Semantic:
         if embedder is None:
             raise SetupError(self.problem or "No embedding model is available.")
         return embedder
+
+
+def live(load: Callable[[], Embedder] = select_embedder) -> Semantic:
+    """The ``Semantic`` of a long-running process (server, its read workers, MCP): its vector
+    snapshot reloaded at most every ``RELOAD_INTERVAL`` seconds."""
+    return Semantic(load=load, cache=VectorCache(min_interval=RELOAD_INTERVAL))
