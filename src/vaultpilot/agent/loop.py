@@ -87,6 +87,7 @@ from vaultpilot.agent.vault_tools import VaultTools
 from vaultpilot.agent.versions import NoteVersions
 from vaultpilot.memory.journal import new_run_id
 from vaultpilot.tools import TOOLS
+from vaultpilot.tools.registry import call_operation
 from vaultpilot.tools.rules import VaultRules
 from vaultpilot.tools.untrusted import mark
 
@@ -420,8 +421,7 @@ class _Run:
     @staticmethod
     def _wrote(name: str, arguments: dict[str, Any]) -> bool:
         """A vault-tool call whose operation writes, not as a dry run."""
-        tool = _VAULT_TOOLS.get(name)
-        op = tool.operation(arguments) if tool is not None else None
+        op = call_operation(name, arguments)
         return op is not None and op.writes and arguments.get("dryRun") is not True
 
     async def _decide_and_run(
@@ -519,8 +519,7 @@ class _Run:
         """The diffs a note change would write, from the tool's dry run (nothing is written),
         and the dry run's failure when it failed: the call cannot run as asked, so there is
         nothing to approve. No diffs and no failure when the operation has no dry run."""
-        tool = _VAULT_TOOLS.get(name)
-        op = tool.operation(arguments) if tool is not None else None
+        op = call_operation(name, arguments)
         if op is None or not op.dry_run or arguments.get("dryRun") is True:
             return (), None
         dry = {**arguments, "dryRun": True}
@@ -652,7 +651,6 @@ async def _within(
 def _per_file(name: str, arguments: dict[str, Any], diffs: tuple[dict[str, Any], ...]) -> bool:
     """Whether a person may approve part of the change: its operation can be applied file by
     file and the preview names more than one file."""
-    tool = _VAULT_TOOLS.get(name)
-    op = tool.operation(arguments) if tool is not None else None
+    op = call_operation(name, arguments)
     paths = {d.get("path") for d in diffs if d.get("path")}
     return op is not None and op.per_file and len(paths) > 1

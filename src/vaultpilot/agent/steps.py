@@ -31,7 +31,7 @@ from vaultpilot.contract.catalog import GIT_ACTIONS
 from vaultpilot.errors import NotFoundError, VaultpilotError
 from vaultpilot.memory.journal import Journal, StoredChange, without_parent_folders
 from vaultpilot.tools.operations import Operation
-from vaultpilot.tools.registry import TOOLS
+from vaultpilot.tools.registry import call_operation
 from vaultpilot.tools.rules import VaultRules
 from vaultpilot.wording import plural
 
@@ -48,7 +48,6 @@ __all__ = [
 ]
 
 _CUT = 60
-_BY_NAME = {t.name: t for t in TOOLS}
 
 
 def _cut(text: str, limit: int = _CUT) -> str:
@@ -97,8 +96,7 @@ def describe(name: str, arguments: Mapping[str, Any] | None) -> StepLabel:
     ``a.md, b.md`` or ``Commit`` and the message's first line for git_agent, the tool's name
     and its first arguments for anything else."""
     args = arguments or {}
-    tool = _BY_NAME.get(name)
-    op = tool.operation(args) if tool is not None else None
+    op = call_operation(name, args)
     if op is not None:
         text, is_path = _object(op, args)
         return StepLabel(kind=kind_of(op), verb=op.verb, object=text, object_is_path=is_path)

@@ -131,10 +131,9 @@ class ReadWorkers:
                     self._name,
                     self.deadline,
                 )
-                child.stopped = True
+                self._stopped(child)  # before its end of output is read: no second log line
                 with contextlib.suppress(ProcessLookupError):
                     child.proc.kill()
-                self._stopped(child)
             return None
 
     async def close(self) -> None:

@@ -85,6 +85,7 @@ from vaultpilot.server.shell import scrubbed_env
 from vaultpilot.server.vaults import VaultHandle
 from vaultpilot.server.ws import Hub, Subscriber
 from vaultpilot.tools import TOOLS
+from vaultpilot.tools.registry import call_operation
 
 __all__ = ["FINAL_STATUSES", "SERVER_URL_ENV", "RunRecord", "Runs"]
 
@@ -104,9 +105,8 @@ def named_files(name: str, arguments: dict[str, Any] | None) -> list[str]:
 
 def changed_files(name: str, arguments: dict[str, Any] | None) -> list[str]:
     """The notes and folders a call would change (for per-file approval)."""
-    tool = _VAULT_TOOLS.get(name)
-    op = tool.operation(arguments) if tool is not None else None
-    return tool.files(arguments) if tool is not None and op is not None and op.writes else []
+    op = call_operation(name, arguments)
+    return named_files(name, arguments) if op is not None and op.writes else []
 
 
 @dataclass(slots=True)

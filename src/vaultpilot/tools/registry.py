@@ -56,6 +56,7 @@ __all__ = [
     "TOOLS",
     "Tool",
     "ToolOutcome",
+    "call_operation",
     "call_tool",
     "get_tool",
     "is_error",
@@ -201,6 +202,13 @@ TOOLS: tuple[Tool, ...] = (
     ),
 )
 _BY_NAME = {t.name: t for t in TOOLS}
+
+
+def call_operation(name: str, arguments: Mapping[str, Any] | None) -> Operation | None:
+    """The operation a call of tool ``name`` asks for, with its facts; None when ``name`` is no
+    vault tool or the arguments name no known operation."""
+    tool = _BY_NAME.get(name)
+    return tool.operation(arguments) if tool is not None else None
 
 
 def _selector_values(tool: Tool) -> set[str]:

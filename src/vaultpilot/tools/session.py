@@ -64,7 +64,7 @@ from vaultpilot.index.pool import ReaderPool
 from vaultpilot.index.sync import SyncReport, sync_paths
 from vaultpilot.index.watch import LiveIndex, LiveState, LiveStatus
 from vaultpilot.tools.context import ToolContext, open_context, read_rules, sync_index
-from vaultpilot.tools.registry import TOOLS, ToolOutcome, run_tool
+from vaultpilot.tools.registry import ToolOutcome, call_operation, run_tool
 from vaultpilot.tools.rules import VaultRules
 from vaultpilot.tools.semantic import Semantic
 from vaultpilot.vault.lock import DEFAULT_WAIT, write_lock
@@ -73,7 +73,6 @@ __all__ = ["IndexState", "LiveInfo", "VaultRuntime", "live_session", "writes"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-_BY_NAME = {t.name: t for t in TOOLS}
 
 
 # The watcher's state, or "off" when the process does not watch.
@@ -280,8 +279,7 @@ class VaultRuntime:
 def writes(name: str, arguments: Mapping[str, Any] | None) -> bool:
     """Whether a call of tool ``name`` may write, by its facts (an unknown tool or operation
     counts as a write: it fails in validation, on the write path)."""
-    tool = _BY_NAME.get(name)
-    operation = tool.operation(arguments) if tool is not None else None
+    operation = call_operation(name, arguments)
     return operation is None or operation.writes
 
 
