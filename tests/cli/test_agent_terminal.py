@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from tests.cli.scripted_env import scripted_env
 from vaultpilot.agent.events import FileCount, StepLabel
 from vaultpilot.agent.testing import ScriptedCall, ScriptedModelServer, ScriptedTurn
 from vaultpilot.cli.main import app
@@ -29,15 +30,7 @@ def vault(example_vault: Path) -> Path:
 
 @pytest.fixture
 def env(tmp_path: Path) -> Iterator[dict[str, str]]:
-    yield {
-        "VAULTPILOT_DATA_DIR": str(tmp_path / "data"),
-        "VAULTPILOT_CONFIG": str(tmp_path / "config.toml"),
-        "VAULTPILOT_MODEL": "scripted",
-        "VAULTPILOT_MAX_RETRIES": "0",
-        "OPENAI_API_KEY": "test-key",
-        "COLUMNS": "120",
-        "NO_COLOR": "1",
-    }
+    yield scripted_env(tmp_path, columns=120)
 
 
 def _ask(

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from tests.cli.scripted_env import scripted_env
 from vaultpilot.agent.testing import ScriptedCall, ScriptedModelServer, ScriptedTurn
 from vaultpilot.cli.main import app
 from vaultpilot.locations import memory_db_path
@@ -21,16 +22,7 @@ runner = CliRunner()
 
 
 def _env(tmp_path: Path, server: ScriptedModelServer) -> dict[str, str]:
-    return {
-        "VAULTPILOT_DATA_DIR": str(tmp_path / "data"),
-        "VAULTPILOT_CONFIG": str(tmp_path / "config.toml"),
-        "VAULTPILOT_MODEL": "scripted",
-        "VAULTPILOT_MAX_RETRIES": "0",
-        "VAULTPILOT_BASE_URL": server.base_url,
-        "OPENAI_API_KEY": "test-key",
-        "COLUMNS": "200",
-        "NO_COLOR": "1",
-    }
+    return scripted_env(tmp_path, server.base_url)
 
 
 def test_a_second_undo_says_the_run_was_already_undone(example_vault: Path, tmp_path: Path) -> None:

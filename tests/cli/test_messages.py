@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.cli.scripted_env import scripted_env
 from vaultpilot.agent.testing import ScriptedModelServer, ScriptedTurn
 from vaultpilot.cli.main import app
 
@@ -89,16 +90,7 @@ def test_history_limit_must_be_at_least_one(example_vault: Path) -> None:
 
 def test_chat_help_and_goodbye(example_vault: Path, tmp_path: Path) -> None:
     with ScriptedModelServer([ScriptedTurn(text="Hello.")]) as server:
-        env = {
-            "VAULTPILOT_DATA_DIR": str(tmp_path / "data"),
-            "VAULTPILOT_CONFIG": str(tmp_path / "config.toml"),
-            "VAULTPILOT_MODEL": "scripted",
-            "VAULTPILOT_MAX_RETRIES": "0",
-            "VAULTPILOT_BASE_URL": server.base_url,
-            "OPENAI_API_KEY": "test-key",
-            "COLUMNS": "200",
-            "NO_COLOR": "1",
-        }
+        env = scripted_env(tmp_path, server.base_url)
         done = CliRunner().invoke(
             app, ["chat", "--vault", str(example_vault)], env=env, input="/help\nhi\n/exit\n"
         )
