@@ -3,6 +3,7 @@ journal, and the scripted model server; and the pure pieces of the terminal view
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -70,8 +71,9 @@ def test_an_edit_shows_its_line_counts_and_the_run_ends_with_what_changed(
     assert "● Edit(test.md)  +2 −1" in out
     assert "Done: two lines now." in out  # Markdown markers are styling, not text
     assert "Changed 1 note:" in out and "test.md +2 −1" in out
-    undo = out.split("Undo all of them with: ", 1)[1].split()[:3]
+    undo = out.split("Undo it with: ", 1)[1].split()[:3]
     assert undo[:2] == ["vaultpilot", "undo"]
+    assert re.fullmatch(r"run-[0-9a-f]{12}", undo[2]), undo  # the whole run id
     back = runner.invoke(app, ["undo", undo[2], "--vault", str(vault)], env=env)
     assert back.exit_code == 0, back.output
     assert (vault / "test.md").read_text(encoding="utf-8") == NOTE

@@ -369,8 +369,9 @@ class TerminalView:
             for step in changed:
                 for piece in fold(f"  {step.describe()}", c.width - 1):
                     c.print(Text(piece), soft_wrap=True)
-            hint = self.undo_hint.format(id=self.run_id[:12])
-            c.print(Text(f"  Undo all of them with: {hint}", "dim"), soft_wrap=True)
+            hint = self.undo_hint.format(id=self.run_id)  # the whole id, as history shows it
+            which = "all of them" if len(changed) > 1 else "it"
+            c.print(Text(f"  Undo {which} with: {hint}", "dim"), soft_wrap=True)
         if reason not in ("done", "error"):
             c.print(Text(message, "yellow"))
         seconds = time.monotonic() - self.started
