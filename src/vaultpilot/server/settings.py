@@ -199,7 +199,7 @@ class ServerSettings(_Strict):
     rescan_interval: float = Field(30.0, gt=0, le=86400)
     max_body_size: int = Field(DEFAULT_MAX_BODY, ge=1024, le=1024 * 1024 * 1024)
     write_lock_wait: float = Field(DEFAULT_WAIT, ge=0, le=600)
-    read_workers: int = Field(0, ge=0, le=32)
+    read_workers: int = Field(0, ge=0, le=32)  # load_settings: default_read_workers()
 
     @property
     def key_path(self) -> Path:
