@@ -179,6 +179,44 @@ def test_a_delete_to_the_system_trash_is_undone(
     assert list((bin_ / "files").iterdir()) == [] and list((bin_ / "info").iterdir()) == []
 
 
+def test_a_folder_delete_is_journaled_note_by_note(ctx: ToolContext) -> None:
+    (ctx.root / "Old" / "scan.pdf").write_bytes(b"%PDF-1.4 binary")
+    (ctx.root / "Old" / "Empty").mkdir()
+    before = snapshot(ctx.root)
+    manage(ctx, operation="delete_folder", target="Old", confirmDestructive=True, recursive=True)
+    assert ctx.journal is not None
+    cs = ctx.journal.get(str(ctx.root), ctx.journal.last_id(str(ctx.root)))
+    # Each file is listed where it was, each note with its text; the folder goes unsaid.
+    assert cs.paths() == ["Old/Deep/Leaf.md", "Old/Notes.md", "Old/scan.pdf"]
+    notes = {c.path_before: c for c in cs.changes if c.path_before in NOTES}
+    assert ctx.journal.blob(notes["Old/Notes.md"].hash_before or "", "Old/Notes.md") == (
+        NOTES["Old/Notes.md"].encode()
+    )
+    assert notes["Old/Deep/Leaf.md"].path_after == ".trash/Old/Deep/Leaf.md"
+    _, redo, report = undo_change_set(ctx, cs.id)
+    assert snapshot(ctx.root) == before and not (ctx.root / ".trash").exists()
+    assert sorted(report.put_back()) == ["Old", "Old/Deep/Leaf.md", "Old/Notes.md", "Old/scan.pdf"]
+    assert redo is not None
+    undo_change_set(ctx, redo)  # deleted again, whole, and back again
+    assert not (ctx.root / "Old").exists()
+    undo_change_set(ctx, None)
+    assert snapshot(ctx.root) == before
+
+
+def test_a_folder_delete_undone_around_a_note_made_again_since(ctx: ToolContext) -> None:
+    before = snapshot(ctx.root)
+    manage(ctx, operation="delete_folder", target="Old", confirmDestructive=True, recursive=True)
+    (ctx.root / "Old").mkdir()
+    (ctx.root / "Old" / "Notes.md").write_text("written again\n")
+    with pytest.raises(StaleVersionError, match=r"Old/Notes\.md"):
+        undo_change_set(ctx, None)
+    _, _, report = undo_change_set(ctx, None, skip_changed=True)
+    assert "Old/Notes.md" in report.skipped
+    assert (ctx.root / "Old" / "Notes.md").read_text() == "written again\n"
+    now = snapshot(ctx.root)
+    assert now["Old/Deep/Leaf.md"] == before["Old/Deep/Leaf.md"]
+
+
 # --- undone sets, nothing left to undo, folders a set created (memory.undo's rules) -----------
 
 

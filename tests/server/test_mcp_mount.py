@@ -42,5 +42,14 @@ def test_mcp_is_served_behind_the_key(live: Callable[..., Live], vault: Path) ->
                 assert not read.is_error
                 assert read.structured_content is not None
                 assert read.structured_content["primaryNote"]["path"] == "Inbox.md"
+                appended = await client.call_tool(
+                    "obsidian_vault_manager",
+                    {"operation": "append_note", "target": "Inbox.md", "content": "- via MCP\n"},
+                )
+                assert not appended.is_error, appended.structured_content
 
     anyio.run(session)
+    # The change is journaled as an MCP client's, not as the server's own.
+    with server.http() as http:
+        latest = http.get("/history", params={"limit": 1}).json()["result"]["changeSets"][0]
+    assert (latest["source"], latest["summary"]) == ("mcp", "append_note")

@@ -155,7 +155,7 @@ async def _dry_run(
     op = get_tool(name).operation(arguments)
     if op is None or not op.dry_run:
         return None
-    outcome = await vault.run_tool(name, {**arguments, "dryRun": True})
+    outcome = await vault.run_tool(name, {**arguments, "dryRun": True}, source="mcp")
     return dict(outcome.result)
 
 
@@ -261,7 +261,8 @@ async def call_tool(
         stop = await _ask(ctx, params, vault, arguments, reason, by_rules, key, approvals)
         if stop is not None:
             return stop
-    outcome = await vault.run_tool(name, arguments)  # a write takes the vault's write turn first
+    # A write takes the vault's write turn first.
+    outcome = await vault.run_tool(name, arguments, source="mcp")
     return _result(_undo_here(outcome.result), failed=outcome.error is not None, token=token)
 
 

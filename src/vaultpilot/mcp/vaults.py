@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
@@ -50,7 +51,9 @@ class VaultSession(Protocol):
 
     async def run(self, fn: Callable[[ToolContext], T]) -> T: ...
 
-    async def run_tool(self, name: str, arguments: Mapping[str, Any] | None) -> ToolOutcome: ...
+    async def run_tool(
+        self, name: str, arguments: Mapping[str, Any] | None, *, source: str | None = None
+    ) -> ToolOutcome: ...
 
 
 class LocalVault:
@@ -78,9 +81,12 @@ class LocalVault:
     async def run(self, fn: Callable[[ToolContext], T]) -> T:
         return await anyio.to_thread.run_sync(self.runtime.call, fn)
 
-    async def run_tool(self, name: str, arguments: Mapping[str, Any] | None) -> ToolOutcome:
+    async def run_tool(
+        self, name: str, arguments: Mapping[str, Any] | None, *, source: str | None = None
+    ) -> ToolOutcome:
         """Run one vault tool; its facts say whether it takes the write turn."""
-        return await anyio.to_thread.run_sync(self.runtime.call_tool, name, arguments)
+        call = functools.partial(self.runtime.call_tool, name, arguments, source=source)
+        return await anyio.to_thread.run_sync(call)
 
     def sync(self) -> None:
         """Bring the index up to date with the vault (blocking)."""

@@ -40,7 +40,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -76,17 +76,28 @@ def new_run_id() -> str:
     return f"run-{uuid.uuid4().hex[:12]}"
 
 
-def without_parent_folders(changes: Sequence[StoredChange]) -> tuple[StoredChange, ...]:
-    """The changes of a set without the folders made only to hold another change's path (a
-    move into a new folder is one change a person sees, not two)."""
-    inside = {
+def _parents(paths: Iterable[str | None]) -> set[str]:
+    return {
         "/".join(parts[:i])
-        for c in changes
-        if c.path_after
-        for parts in [c.path_after.split("/")]
+        for path in paths
+        if path
+        for parts in [path.split("/")]
         for i in range(1, len(parts))
     }
-    return tuple(c for c in changes if not (c.kind == "mkdir" and c.path_after in inside))
+
+
+def without_parent_folders(changes: Sequence[StoredChange]) -> tuple[StoredChange, ...]:
+    """The changes of a set without the folders made only to hold another change's path (a
+    move into a new folder is one change a person sees, not two), nor a deleted folder whose
+    files are recorded one by one (a person sees the notes deleted, each with its text)."""
+    made = _parents(c.path_after for c in changes)
+    deleted = _parents(c.path_before for c in changes if c.kind == "delete")
+    return tuple(
+        c
+        for c in changes
+        if not (c.kind == "mkdir" and c.path_after in made)
+        and not (c.kind == "delete" and c.path_before in deleted)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,10 +155,11 @@ class ChangeSet:
 
     def paths(self) -> list[str]:
         """The notes and folders the set changed, each once, under the path a person knows: a
-        delete's note where it was (not its place in the trash), anything else where it is."""
+        delete's note where it was (not its place in the trash), anything else where it is;
+        folders made to hold them, or deleted with them, go unsaid (``without_parent_folders``)."""
         out = [
             (c.path_before if c.kind == "delete" else c.path_after) or c.path_before or ""
-            for c in self.changes
+            for c in without_parent_folders(self.changes)
         ]
         return list(dict.fromkeys(p for p in out if p))
 
@@ -219,8 +231,10 @@ class Journal:
         run_id: str | None = None,
         operation: str = "",
         undo_of: str | None = None,
+        source: str | None = None,
     ) -> None:
-        """Append ``changes`` to change set ``set_id`` (created if new), in one transaction."""
+        """Append ``changes`` to change set ``set_id`` (created if new), in one transaction;
+        ``source`` names who made it when not this journal's own source."""
         now = time.time()
         with self._guard:
             conn = self._db()
@@ -241,10 +255,11 @@ class Journal:
                         "SELECT summary FROM change_sets WHERE id = ?", (set_id,)
                     ).fetchone()
                     if row is None:
+                        who = source or self.source
                         conn.execute(
                             "INSERT INTO change_sets (id, vault, source, run_id, summary, undo_of,"
                             " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                            (set_id, vault, self.source, run_id, operation, undo_of, now, now),
+                            (set_id, vault, who, run_id, operation, undo_of, now, now),
                         )
                     else:
                         ops = str(row[0]).split(", ") if row[0] else []
@@ -424,10 +439,13 @@ def recording(
     *,
     change_set: str | None = None,
     undo_of: str | None = None,
+    source: str | None = None,
 ) -> Iterator[str | None]:
     """Collect the file changes ``note()`` reports inside, and store them as one change set.
 
     Yields the change-set id (None without a journal). Without ``change_set`` a new id is made.
+    ``source`` names the entry point when it is not the journal's own (an MCP client served by
+    ``vaultpilot serve``).
     """
     if journal is None:
         yield None
@@ -448,6 +466,7 @@ def recording(
                     run_id=change_set,
                     operation=operation,
                     undo_of=undo_of,
+                    source=source,
                 )
             except StorageError as err:
                 # The files are already written: say so, rather than suggest nothing happened.

@@ -22,7 +22,9 @@ undo is itself a change set that can be undone):
   ``files.replace_note`` (compare-before-rename: a note saved meanwhile is refused, not
   overwritten), created notes go to ``.trash/``, moved items move back, deleted ones come back
   out of ``.trash/`` or out of the system trash (``vault.trash``: the journal then holds the
-  item's absolute path there). Folders the set created (``mkdir``: by create_folder, or as the
+  item's absolute path there). A deleted folder's files are journaled one by one before the
+  folder itself, so the folder moves back whole first and its files are found back with it.
+  Folders the set created (``mkdir``: by create_folder, or as the
   parents of a created or moved item) are removed last, deepest first, and only when empty: a
   folder that holds anything stays, and a folder that existed before was never recorded. Each
   step is reported to the journal (``journal.note``): a removed folder as a ``delete`` with no
@@ -198,7 +200,8 @@ def undo(root: Path, journal: Journal, change_set: ChangeSet, *, skip_changed: b
     todo: list[tuple[StoredChange, bytes | None]] = []
     for c in changes:
         if {c.path_before, c.path_after} & blocked:
-            report.skipped.append(c.path_after or c.path_before or "")
+            known = c.path_before if c.kind == "delete" else c.path_after  # as a person knows it
+            report.skipped.append(known or c.path_before or c.path_after or "")
             continue
         todo.append((c, None))
     if changed and not any(c.kind != "mkdir" for c, _ in todo):
@@ -245,6 +248,17 @@ def _note_new_folders(journal: Journal, folders: list[str], op: str) -> None:
         note(journal, FileChange("mkdir", None, folder, None, None, op))
 
 
+def _came_back(root: Path, c: StoredChange, report: UndoReport) -> bool:
+    """Whether a file deleted with its folder is back already: the folder's record (journaled
+    after its files', so undone before them) moved the whole folder back out of the trash."""
+    path, trashed = c.path_before or "", c.path_after or ""
+    return (
+        any(path.startswith(folder + "/") for folder in report.restored)
+        and os.path.lexists(root / path)
+        and not os.path.lexists(trashed if trash.is_system_trash_path(trashed) else root / trashed)
+    )
+
+
 def _undo_one(
     root: Path, journal: Journal, c: StoredChange, before: bytes | None, report: UndoReport
 ) -> None:
@@ -277,6 +291,8 @@ def _undo_one(
         note(journal, FileChange("move", c.path_after, c.path_before, None, None, op))
         _note_new_folders(journal, made, op)
         report.restored.append(c.path_before)
+    elif c.kind == "delete" and c.path_before and c.path_after and _came_back(root, c, report):
+        report.restored.append(c.path_before)  # with its folder, just moved back whole
     elif c.kind == "delete" and c.path_before and c.path_after:
         made = files.missing_parents(root, c.path_before)
         _restore_from_trash(root, c.path_after, c.path_before)

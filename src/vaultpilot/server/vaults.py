@@ -31,6 +31,7 @@ Contract:
 from __future__ import annotations
 
 import asyncio
+import functools
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping
@@ -129,15 +130,19 @@ class VaultHandle:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pool, self.runtime.call, fn)
 
-    async def run_tool(self, name: str, arguments: Mapping[str, Any] | None) -> ToolOutcome:
+    async def run_tool(
+        self, name: str, arguments: Mapping[str, Any] | None, *, source: str | None = None
+    ) -> ToolOutcome:
         """Run one vault tool: a read in a read worker process while the index is live, else
-        in a worker thread; the tool's facts say whether it takes the write turn."""
+        in a worker thread; the tool's facts say whether it takes the write turn. ``source``
+        names the entry point its changes are journaled as (``mcp``), when not ``server``."""
         if self._readers is not None and self.runtime.live() and not writes(name, arguments):
             outcome = await self._readers.call(name, arguments)
             if outcome is not None:
                 return outcome
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, self.runtime.call_tool, name, arguments)
+        call = functools.partial(self.runtime.call_tool, name, arguments, source=source)
+        return await loop.run_in_executor(self._pool, call)
 
     async def start_readers(self) -> None:
         """Start the read worker processes, if any (they take calls once each is ready)."""

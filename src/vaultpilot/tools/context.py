@@ -96,6 +96,7 @@ class ToolContext:
     lock_wait: float = DEFAULT_WAIT
     journal: Journal | None = None
     change_set: str | None = None
+    source: str | None = None  # the entry point the changes are journaled as, if not the journal's
     upkeep: Upkeep | None = None
     rules: VaultRules = field(default_factory=VaultRules)
 

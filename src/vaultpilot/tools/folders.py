@@ -11,6 +11,8 @@ removed or moved, and each note whose links would change.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from vaultpilot.errors import (
     ConfirmationRequiredError,
     InvalidArgumentError,
@@ -18,6 +20,7 @@ from vaultpilot.errors import (
     VaultpilotError,
 )
 from vaultpilot.index.lookup import paths_under
+from vaultpilot.memory import journal
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.diffs import FileDiff, binary, unified
 from vaultpilot.tools.models import VaultManagerParams
@@ -102,11 +105,30 @@ def delete_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         message = f"would delete folder '{folder}' ({counts})."
         return dry(done(p, [folder], message, warnings), diffs)
     trashed = trash.move_to_trash(ctx.root, folder)
+    _log_contents(ctx, folder, trashed.path)
     log_change(ctx, "delete", folder, trashed.path)
     ctx.fresh(force=True, paths=[folder])  # everything indexed under it is gone
     if trashed.note:
         warnings.append(trashed.note)
     return done(p, [folder], f"Moved folder '{folder}' ({counts}) to '{trashed.path}'.", warnings)
+
+
+def _log_contents(ctx: ToolContext, folder: str, trashed: str) -> None:
+    """Journal each file of a folder just moved to ``trashed`` as deleted on its own, a note
+    with its text (read from the trash, where nothing else writes): the run's changes list each
+    note, and an undo puts each back (the folder's record, written first, is undone last)."""
+    if not journal.active(ctx.journal):
+        return
+    where = Path(trashed) if Path(trashed).is_absolute() else ctx.root / trashed
+    for item in sorted(where.rglob("*")):
+        if item.is_symlink() or not item.is_file():
+            continue
+        rel = item.relative_to(where).as_posix()
+        try:
+            data = item.read_bytes() if rel.lower().endswith(".md") else None
+        except OSError:
+            data = None
+        log_change(ctx, "delete", f"{folder}/{rel}", f"{trashed}/{rel}", before=data)
 
 
 def _removal(ctx: ToolContext, path: str) -> FileDiff:

@@ -470,7 +470,11 @@ def obsidian_vault_manager(ctx: ToolContext, params: VaultManagerParams) -> Oper
         with (
             ctx.writing(),
             journal.recording(
-                ctx.journal, str(ctx.root), params.operation, change_set=ctx.change_set
+                ctx.journal,
+                str(ctx.root),
+                params.operation,
+                change_set=ctx.change_set,
+                source=ctx.source,
             ),
         ):
             if params.approved_files is not None:
@@ -602,7 +606,9 @@ def undo_change_set(
     with ctx.writing():
         wanted = ctx.journal.get(vault, set_id) if set_id else None
         target = wanted or ctx.journal.get(vault, ctx.journal.last_to_undo(vault))
-        with journal.recording(ctx.journal, vault, f"undo {target.id}", undo_of=target.id) as new:
+        with journal.recording(
+            ctx.journal, vault, f"undo {target.id}", undo_of=target.id, source=ctx.source
+        ) as new:
             try:
                 report = undo(ctx.root, ctx.journal, target, skip_changed=skip_changed)
             finally:

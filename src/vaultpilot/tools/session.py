@@ -258,10 +258,15 @@ class VaultRuntime:
             upkeep.slotted = False
             upkeep.end()
 
-    def call_tool(self, name: str, arguments: Mapping[str, Any] | None) -> ToolOutcome:
-        """Run one vault tool; a write operation (by the tool's facts) takes the turn first."""
+    def call_tool(
+        self, name: str, arguments: Mapping[str, Any] | None, *, source: str | None = None
+    ) -> ToolOutcome:
+        """Run one vault tool; a write operation (by the tool's facts) takes the turn first.
+        ``source`` names the entry point its changes are journaled as, when not this runtime's."""
         write = writes(name, arguments)
-        return self.call(lambda ctx: run_tool(ctx, name, arguments), write=write)
+        return self.call(
+            lambda ctx: run_tool(replace(ctx, source=source), name, arguments), write=write
+        )
 
     def open_run_context(self, *, source: str = "agent") -> ToolContext:
         """A context of its own for an agent run; the caller closes ``ctx.conn``."""

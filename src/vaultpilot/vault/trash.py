@@ -68,10 +68,11 @@ def system_trash() -> Path | None:
 
 
 def is_system_trash_path(path: str) -> bool:
-    """Whether ``path`` (as a journal holds it) is an item inside the system trash."""
+    """Whether ``path`` (as a journal holds it) is an item in the system trash, or a file
+    inside a folder there."""
     where = system_trash()
     p = Path(path)
-    return where is not None and p.is_absolute() and p.parent == where
+    return where is not None and p.is_absolute() and p.is_relative_to(where) and p != where
 
 
 def _info_dir(trash_files: Path) -> Path | None:
