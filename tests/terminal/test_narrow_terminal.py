@@ -59,6 +59,9 @@ def test_a_narrow_terminal_wraps_at_spaces_signs_and_slashes(terminal: Make) -> 
     joined = rows[head].rstrip() + " " + rows[head + 1].strip()
     header = r"vaultpilot chat · vault \([\d,]+ notes\) · scripted · /help for commands"
     assert re.fullmatch(header, joined), rows[head : head + 2]
+    # The toolbar names the keys in a form that fits, whole, not cut at the edge.
+    toolbar = next(r for r in reversed(rows) if r.strip()).strip()
+    assert toolbar == "Enter send · Alt-Enter newline · @ note · /help", rows[-3:]
 
     term.type("delete the offsite note")
     term.send("Enter")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application.current import get_app
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import FormattedText
@@ -28,11 +29,25 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from vaultpilot.locations import private_dir, tighten
 
-__all__ = ["ChatPrompt", "NoteCompleter"]
+__all__ = ["ChatPrompt", "NoteCompleter", "fitting"]
 
 _AT = re.compile(r"(?:^|(?<=[\s(\[{]))@(\[\[)?([^\s@\]\[]*)$")
 _LINK = re.compile(r"\[\[([^\]\[\n]*)$")
 _SHOWN = 30
+# The keys the toolbar names, longest first: the first that fits the terminal is shown.
+_KEYS = (
+    "Enter send · Alt-Enter new line · @ or [[ note · /help · Ctrl-C clear",
+    "Enter send · Alt-Enter newline · @ note · /help · Ctrl-C clear",
+    "Enter send · Alt-Enter newline · @ note · /help",
+    "Enter send · /help for keys",
+    "/help",
+)
+
+
+def fitting(choices: Iterable[str], width: int) -> str:
+    """The first of ``choices`` (longest first) no wider than ``width``, else the last."""
+    options = list(choices)
+    return next((c for c in options if len(c) <= width), options[-1])
 
 
 class NoteCompleter(Completer):
@@ -139,7 +154,8 @@ class ChatPrompt:
 
     def _toolbar(self) -> FormattedText:
         hint, self.hint = self.hint, ""
-        shown = hint or "Enter send · Alt-Enter new line · @ or [[ note · /help · Ctrl-C clear"
+        width = get_app().output.get_size().columns
+        shown = hint or fitting(_KEYS, width - 2)
         return FormattedText([("class:bottom-toolbar.text", " " + shown)])
 
     def read(self) -> str | None:
