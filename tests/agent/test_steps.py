@@ -135,6 +135,16 @@ def test_an_outcome_is_a_few_words_and_leaves_line_counts_to_the_files() -> None
     assert outcome({"success": True, "message": "Nothing to change."}, []) == "Nothing to change."
     # A failed write says why, whatever it managed to write first.
     assert outcome({"success": False, "message": "Stopped."}, one) == "Stopped."
+    # What a failure tells the model to do is left out of what the person reads.
+    crashed = "x could not be run (KeyError). Don't retry it; tell the user, who can report it."
+    assert outcome({"error": crashed}) == "x could not be run (KeyError)."
+    kept = (
+        "'A.md' changed meanwhile; the change was left beside it. Tell the person; do not redo it."
+    )
+    assert outcome({"success": False, "message": kept}) == (
+        "'A.md' changed meanwhile; the change was left beside it."
+    )
+    assert outcome({"error": "Don't retry it."}) == "Don't retry it."  # never left empty
 
 
 def test_one_calls_changes_are_merged_per_file_under_its_last_path() -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -121,9 +122,23 @@ def _failed(result: Mapping[str, Any]) -> bool:
     )
 
 
+# Sentences of an error that speak to the model, not to the person watching the step.
+_TO_THE_MODEL = re.compile(
+    r"(?:^|(?<=[.;:!?])\s+)(?:Don't retry|Do not retry|Don't redo|Do not redo"
+    r"|[Tt]ell the (?:user|person)|Ask the user|Say what you)[^.!?]*[.!?]?",
+)
+
+
+def for_person(message: str) -> str:
+    """An error as the person reads it: without its sentences addressed to the model ("Don't
+    retry it; tell the user …"), which stay in the result the model gets."""
+    shown = _TO_THE_MODEL.sub("", message).strip()
+    return shown or message
+
+
 def _read_outcome(result: Mapping[str, Any]) -> str:
     if _failed(result):
-        return _cut(str(result.get("error") or result.get("message") or "failed"), 160)
+        return _cut(for_person(str(result.get("error") or result.get("message") or "failed")), 160)
     if isinstance(result.get("results"), list):
         return f"{result.get('totalFound', len(result['results']))} found"
     primary = result.get("primaryNote")
