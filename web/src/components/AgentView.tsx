@@ -8,28 +8,20 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { Connection, ConnectionState } from "../connection";
 import { allowForRun, emptyState, loadTranscript, markStopped, markUndone, reduce, rememberReason, startRun, type ViewState } from "../state";
-import { notesRead } from "../steps";
 import type { Run } from "../state";
-import type { ApprovalMode, ConversationSummary, HelloFrame, JsonObject, ServerFrame, VaultInfo } from "../wire";
+import type { ConversationSummary, HelloFrame, JsonObject, ServerFrame, VaultInfo } from "../wire";
 import { isObject } from "../wire";
-import { obsidianUri } from "../markdown";
 import { Composer, type Draft, type Suggestion } from "./Composer";
 import { NoModelPanel, SignInPanel } from "./Panels";
 import { Sidebar } from "./Sidebar";
-import { type Actions, ChangedList, Elapsed, RunView, fmtCost, fmtTokens } from "./Steps";
+import { type Actions, RunView } from "./Steps";
+import { TopBar, useDrawers, useNarrow } from "./Narrow";
+import { ThisRun } from "./ThisRun";
 
 /** The agent loop's status while a run waits at a step boundary (vaultpilot.agent.loop). */
 function isPaused(status: string): boolean {
   return status.startsWith("Paused before step");
 }
-
-/** What a run's approval mode (run_started.approval_mode) means for the person. */
-const MODE_WORDS: Record<ApprovalMode, string> = {
-  "read-only": "Read-only: nothing may change",
-  ask: "Every change asks first",
-  auto: "Destructive changes ask first",
-  "auto-approve": "Nothing asks",
-};
 
 interface Notice {
   text: string;
@@ -57,6 +49,10 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
   const [continuing, setContinuing] = useState<string | null>(null);
   const [since, setSince] = useState(0); // runs before this index belong to an earlier conversation
   const scroller = useRef<HTMLDivElement>(null);
+  // At narrow width (a phone, the Obsidian pane) the sidebar and "This run" are drawers.
+  const [shell, setShell] = useState<HTMLDivElement | null>(null);
+  const narrow = useNarrow(shell);
+  const drawers = useDrawers(narrow, shell);
   const [pinned, setPinned] = useState(true);
 
   // A problem is an alert; "ok" news (a pause taken) is a quiet status line that goes by itself.
@@ -296,7 +292,6 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
   const vaultName = vaults.find((v) => v.vaultId === vault)?.name ?? vault ?? "";
   const canUndo = conn.hello?.commands?.includes("UndoRun") ?? false;
   const last = runs[runs.length - 1] ?? null;
-  const read = useMemo(() => (last === null ? [] : notesRead(last)), [last?.items]);
 
   if (conn.state === "signin") {
     return (
@@ -306,20 +301,29 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
     );
   }
 
+  const startNew = () => {
+    drawers.close();
+    setSince(view.runs.length);
+    setContinuing(null);
+  };
   return (
-    <div class="shell">
+    <div class={narrow ? "shell narrow" : "shell"} ref={setShell}>
+      {narrow && <TopBar drawers={drawers} vaultName={vaultName} running={active !== null} onNew={startNew} />}
       <Sidebar
         connection={connection}
         vaults={vaults}
         vault={vault}
         onVault={(id) => setVault(id)}
-        onNew={() => { setSince(view.runs.length); setContinuing(null); }}
+        onNew={startNew}
         conversations={conversations}
         current={continuing}
-        onContinue={(id) => void openConversation(id)}
+        onContinue={(id) => { drawers.close(); void openConversation(id); }}
         onSignOut={signOut}
+        id={narrow ? drawers.ids.conversations : undefined}
+        open={drawers.open === "conversations"}
       />
-      <main class="conversation" aria-label="Conversation">
+      {drawers.open !== null && <div class="drawer-backdrop" aria-hidden="true" onClick={drawers.close} />}
+      <main class="conversation" aria-label="Conversation" inert={drawers.open !== null}>
         {conn.state !== "open" && (
           <div class="banner" role="status">
             {conn.state === "connecting" ? "Connecting to the server…" : `The server is not answering. ${conn.detail}`}
@@ -363,37 +367,7 @@ export function AgentView({ connection, vaultId, draft }: { connection: Connecti
           onPause={pause} onResume={resume}
         />
       </main>
-      <aside class="this-run" aria-label="This run">
-        <h2>This run</h2>
-        {last === null ? (
-          <p class="muted">Nothing yet.</p>
-        ) : (
-          <dl>
-            <dt>Status</dt>
-            <dd>{statusOf(last)}</dd>
-            {last.mode !== null && (<><dt>Approvals</dt><dd class="run-mode" data-mode={last.mode}>{MODE_WORDS[last.mode] ?? last.mode}</dd></>)}
-            <dt>Elapsed</dt>
-            <dd class="elapsed"><Elapsed run={last} /></dd>
-            <dt>Tokens</dt>
-            <dd>{fmtTokens(last.totalTokens)}</dd>
-            {last.costUsd !== null && (<><dt>Cost</dt><dd>{fmtCost(last.costUsd)}</dd></>)}
-            {last.allowed.length > 0 && (<><dt>Allowed without asking</dt><dd>{last.allowed.map((a) => a.split(".").pop()).join(", ")}</dd></>)}
-            <dt>Notes read</dt>
-            <dd>
-              {read.length === 0 ? "none" : (
-                <ul class="read-list" aria-label="Notes read">
-                  {read.map((p) => <li key={p}><a class="path" href={obsidianUri(vaultName, p)}>{p}</a></li>)}
-                </ul>
-              )}
-            </dd>
-            <dt>Notes changed</dt>
-            <dd>
-              {last.changed.length === 0 ? "none" : <ChangedList run={last} vault={vaultName} />}
-              {last.undone && <span class="muted">Undone</span>}
-            </dd>
-          </dl>
-        )}
-      </aside>
+      <ThisRun last={last} status={last === null ? "" : statusOf(last)} vaultName={vaultName} id={narrow ? drawers.ids.run : undefined} open={drawers.open === "run"} />
     </div>
   );
 }

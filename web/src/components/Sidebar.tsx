@@ -22,12 +22,15 @@ interface Props {
   onContinue(id: string): void;
   /** Shown as "Sign out" when the host can sign out (the web page, not the Obsidian plugin). */
   onSignOut?: (() => void) | undefined;
+  /** At narrow width the sidebar is a drawer: its id (the top bar's button controls it) and whether it is open. */
+  id?: string | undefined;
+  open?: boolean;
 }
 
 export function Sidebar(props: Props) {
   const info = props.vaults.find((v) => v.vaultId === props.vault);
   return (
-    <nav class="sidebar" aria-label="Vault">
+    <nav id={props.id} class={props.open ? "sidebar open" : "sidebar"} aria-label="Vault" tabIndex={-1}>
       {props.onSignOut && (
         <div class="sidebar-head">
           <button type="button" onClick={props.onSignOut}>Sign out</button>

@@ -341,6 +341,8 @@ function ApprovalCard(props: { item: Approval; label: StepLabel | null; vault: s
       if (e.key !== "y" && e.key !== "n") return;
       if (isTextField(document.activeElement)) return;
       if (card.current === null || card.current !== document.querySelector(".approval.pending")) return;
+      // Not while a drawer covers the conversation (narrow width): the card is out of sight.
+      if (card.current.closest("[inert]") !== null) return;
       e.preventDefault();
       keyRef.current(e.key === "y");
     };
