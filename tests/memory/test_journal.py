@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from dataclasses import replace
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.index.helpers import dump
 from tests.memory.helpers import NOTES, manage, snapshot
 from vaultpilot.errors import (
     InvalidArgumentError,
@@ -18,7 +20,9 @@ from vaultpilot.errors import (
     StaleVersionError,
     StorageError,
 )
-from vaultpilot.tools import open_context
+from vaultpilot.index.db import connect
+from vaultpilot.index.sync import sync_vault
+from vaultpilot.tools import call_tool, open_context
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.manage import undo_change_set
 
@@ -215,6 +219,66 @@ def test_a_folder_delete_undone_around_a_note_made_again_since(ctx: ToolContext)
     assert (ctx.root / "Old" / "Notes.md").read_text() == "written again\n"
     now = snapshot(ctx.root)
     assert now["Old/Deep/Leaf.md"] == before["Old/Deep/Leaf.md"]
+
+
+def _journal_full(ctx: ToolContext) -> None:
+    """Fill the journal's database, as a full disk would: SQLite may add no page, and the free
+    room left in its pages is taken."""
+    assert ctx.journal is not None
+    conn = ctx.journal._db()
+    with conn:  # the set the filler rows of file_changes belong to
+        conn.execute(
+            "INSERT INTO change_sets VALUES ('filler', 'elsewhere', 'cli', NULL, '', NULL, 0, 0)"
+        )
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages}")
+    fillers = (
+        "INSERT INTO journal_blobs (hash, data) VALUES (:id, zeroblob(:size))",
+        "INSERT INTO change_sets (id, vault, source, run_id, summary, undo_of, created_at,"
+        " updated_at) VALUES (:id, '', '', NULL, substr(hex(zeroblob(:size)), 1, :size), NULL,"
+        " 0, 0)",
+        "INSERT INTO file_changes (set_id, seq, operation, kind, path_before, path_after,"
+        " hash_before, hash_after, created_at) VALUES ('filler', random(), '', 'mkdir', NULL,"
+        " substr(hex(zeroblob(:size)), 1, :size), NULL, NULL, 0)",
+    )
+    for statement in fillers:
+        size = 4096
+        while size >= 1:
+            try:
+                with conn:
+                    conn.execute(statement, {"id": os.urandom(8).hex(), "size": size})
+            except sqlite3.OperationalError as exc:
+                assert "full" in str(exc)
+                size //= 2
+
+
+@pytest.mark.parametrize("kind", sorted(OPERATIONS))
+def test_a_change_the_journal_cannot_record_is_not_made(
+    ctx: ToolContext, kind: str, tmp_path: Path
+) -> None:
+    manage(ctx, operation="append_note", target="Daily.md", content="warm up")  # pages in use
+    before = snapshot(ctx.root)
+    _journal_full(ctx)
+    result = call_tool(ctx, "obsidian_vault_manager", OPERATIONS[kind])
+    assert not result["success"]
+    assert result["message"].startswith("Nothing was changed: the change could not be recorded")
+    assert "full" in result["message"]
+    assert snapshot(ctx.root) == before
+    assert not (ctx.root / ".trash").exists() or not any((ctx.root / ".trash").rglob("*.md"))
+    # The index followed the vault back: it holds what a rebuild gives.
+    fresh = connect(tmp_path / "fresh" / "index.db")
+    sync_vault(fresh, ctx.root, workers=1)
+    assert dump(ctx.conn) == dump(fresh)
+    fresh.close()
+
+
+def test_an_undo_the_journal_cannot_record_is_not_made(ctx: ToolContext) -> None:
+    manage(ctx, **OPERATIONS["move_note"])
+    after = snapshot(ctx.root)
+    _journal_full(ctx)
+    with pytest.raises(StorageError, match=r"^Nothing was changed"):
+        undo_change_set(ctx, None)
+    assert snapshot(ctx.root) == after
 
 
 # --- undone sets, nothing left to undo, folders a set created (memory.undo's rules) -----------

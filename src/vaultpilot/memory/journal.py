@@ -40,7 +40,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -48,7 +48,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from vaultpilot.errors import NotFoundError, StorageError
+from vaultpilot.errors import NotFoundError, StorageError, VaultpilotError
 from vaultpilot.memory.db import connect
 
 __all__ = [
@@ -292,10 +292,13 @@ class Journal:
                         ],
                     )
                 except BaseException:
-                    conn.execute("ROLLBACK")
+                    if conn.in_transaction:  # SQLite ends it itself on a full disk
+                        conn.execute("ROLLBACK")
                     raise
                 conn.execute("COMMIT")
             except sqlite3.Error as exc:
+                if conn.in_transaction:  # a COMMIT that failed leaves it open
+                    conn.execute("ROLLBACK")
                 raise self._fail("write to", exc) from None
 
     def change_sets(self, vault: str, *, limit: int = 50) -> list[ChangeSet]:
@@ -440,12 +443,15 @@ def recording(
     change_set: str | None = None,
     undo_of: str | None = None,
     source: str | None = None,
+    revert: Callable[[Sequence[FileChange]], list[str]] | None = None,
 ) -> Iterator[str | None]:
     """Collect the file changes ``note()`` reports inside, and store them as one change set.
 
     Yields the change-set id (None without a journal). Without ``change_set`` a new id is made.
     ``source`` names the entry point when it is not the journal's own (an MCP client served by
-    ``vaultpilot serve``).
+    ``vaultpilot serve``). When the changes cannot be stored (a full disk, a database that may
+    not be written), ``revert(changes)`` puts them back at once, returning the paths it had to
+    leave (changed meanwhile), so a change that could not be recorded is not made either.
     """
     if journal is None:
         yield None
@@ -469,11 +475,38 @@ def recording(
                     source=source,
                 )
             except StorageError as err:
-                # The files are already written: say so, rather than suggest nothing happened.
-                raise StorageError(
-                    f"The change was made, but it could not be recorded, so it cannot be undone "
-                    f"with `vaultpilot undo`. {err.message}"
-                ) from None
+                raise _not_recorded(err, pending.changes, revert) from None
+
+
+def _not_recorded(
+    err: StorageError,
+    changes: list[FileChange],
+    revert: Callable[[Sequence[FileChange]], list[str]] | None,
+) -> StorageError:
+    """The error for changes the journal could not store, after putting them back if it can."""
+    if revert is not None:
+        try:
+            left = revert(changes)
+        except (VaultpilotError, OSError) as exc:
+            why = exc.message if isinstance(exc, VaultpilotError) else exc.strerror or str(exc)
+            return StorageError(
+                f"The change was made, but it could not be recorded ({err.message}), and putting "
+                f"it back failed: {why} It cannot be undone with `vaultpilot undo`."
+            )
+        if not left:
+            return StorageError(
+                f"Nothing was changed: the change could not be recorded in the change journal, "
+                f"so it was put back at once. {err.message}"
+            )
+        return StorageError(
+            f"The change could not be recorded in the change journal, so it was put back, "
+            f"except {', '.join(left[:5])} (changed meanwhile, left as it is). {err.message}"
+        )
+    # The files are already written: say so, rather than suggest nothing happened.
+    return StorageError(
+        "The change was made, but it could not be recorded, so it cannot be undone with "
+        f"`vaultpilot undo`. {err.message}"
+    )
 
 
 def active(journal: Journal | None) -> bool:

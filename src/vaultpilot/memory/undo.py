@@ -34,6 +34,7 @@ undo is itself a change set that can be undone):
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,7 +55,7 @@ from vaultpilot.memory.journal import (
 from vaultpilot.vault import files, trash
 from vaultpilot.wording import plural
 
-__all__ = ["UndoReport", "already_undone", "undo"]
+__all__ = ["UndoReport", "already_undone", "revert", "undo"]
 
 _ABSENT = "absent"
 _EXISTS = "exists"
@@ -194,17 +195,8 @@ def undo(root: Path, journal: Journal, change_set: ChangeSet, *, skip_changed: b
         raise refused
     report = UndoReport()
     changes = change_set.remaining
-    state = _expected(changes)
-    changed = sorted(p for p, want in state.items() if _differs(root, p, want))
-    blocked = set(changed)
-    todo: list[tuple[StoredChange, bytes | None]] = []
-    for c in changes:
-        if {c.path_before, c.path_after} & blocked:
-            known = c.path_before if c.kind == "delete" else c.path_after  # as a person knows it
-            report.skipped.append(known or c.path_before or c.path_after or "")
-            continue
-        todo.append((c, None))
-    if changed and not any(c.kind != "mkdir" for c, _ in todo):
+    todo, changed = _standing(root, changes, report)
+    if changed and not any(c.kind != "mkdir" for c in todo):
         raise _nothing_left(change_set, changed)
     if changed and not skip_changed:
         raise StaleVersionError(
@@ -212,28 +204,79 @@ def undo(root: Path, journal: Journal, change_set: ChangeSet, *, skip_changed: b
             f"{_earlier(change_set)}, so nothing was undone: {_listed(changed)}. Undo again "
             "with --skip-changed to restore the other files and leave these as they are."
         )
-    todo = [
-        (c, journal.blob(c.hash_before, c.path_before or ""))
+    befores = {
+        c.seq: journal.blob(c.hash_before, c.path_before or "")
+        for c in todo
         if c.kind == "update" and c.hash_before is not None
-        else (c, None)
-        for c, _ in todo
-    ]
-    created: dict[str, str] = {}  # folder -> the operation that created it, removed last
-    for c, before in reversed(todo):
-        if c.kind == "mkdir" and c.path_after:
-            created.setdefault(c.path_after, c.operation)
-        else:
-            _undo_one(root, journal, c, before, report)
-    for folder in sorted(created, key=lambda f: f.count("/"), reverse=True):
-        _remove_if_empty(root, journal, folder, f"undo {created[folder]}", report)
-    report.skipped = list(dict.fromkeys(report.skipped))
+    }
+    _walk_back(root, journal, todo, befores, report)
     if not report.restored:  # nothing was written: say so rather than report a success
         raise _nothing_left(change_set, changed)
     return report
 
 
+def revert(root: Path, changes: Sequence[FileChange]) -> UndoReport:
+    """Put back at once what ``changes`` did, newest first (a recording the journal could not
+    store: the vault is left as if the call had not run). Their bytes come with them; a path
+    changed since is left as it is and named in ``skipped``, as an undo with skip_changed. A
+    note the call created is removed outright (its bytes are the call's own), not put in
+    .trash/."""
+    stored = tuple(
+        StoredChange(
+            seq, c.kind, c.operation, c.path_before, c.path_after,
+            blob_hash(c.before) if c.before is not None else None,
+            blob_hash(c.after) if c.after is not None else None,
+            0.0,
+        )
+        for seq, c in enumerate(changes, 1)
+    )  # fmt: skip
+    report = UndoReport()
+    todo, _ = _standing(root, stored, report)
+    befores = {seq: c.before for seq, c in enumerate(changes, 1) if c.before is not None}
+    _walk_back(root, None, todo, befores, report)
+    return report
+
+
+def _standing(
+    root: Path, changes: tuple[StoredChange, ...], report: UndoReport
+) -> tuple[list[StoredChange], list[str]]:
+    """The changes whose paths are as the set left them, and the paths changed since (each
+    change touching one is named in ``report.skipped``)."""
+    state = _expected(changes)
+    changed = sorted(p for p, want in state.items() if _differs(root, p, want))
+    blocked = set(changed)
+    todo: list[StoredChange] = []
+    for c in changes:
+        if {c.path_before, c.path_after} & blocked:
+            known = c.path_before if c.kind == "delete" else c.path_after  # as a person knows it
+            report.skipped.append(known or c.path_before or c.path_after or "")
+            continue
+        todo.append(c)
+    return todo, changed
+
+
+def _walk_back(
+    root: Path,
+    journal: Journal | None,
+    todo: list[StoredChange],
+    befores: Mapping[int, bytes],
+    report: UndoReport,
+) -> None:
+    """Undo ``todo`` newest first (an update from its ``befores`` bytes, by seq), then remove
+    the folders it created, deepest first, when empty."""
+    created: dict[str, str] = {}  # folder -> the operation that created it, removed last
+    for c in reversed(todo):
+        if c.kind == "mkdir" and c.path_after:
+            created.setdefault(c.path_after, c.operation)
+        else:
+            _undo_one(root, journal, c, befores.get(c.seq), report)
+    for folder in sorted(created, key=lambda f: f.count("/"), reverse=True):
+        _remove_if_empty(root, journal, folder, f"undo {created[folder]}", report)
+    report.skipped = list(dict.fromkeys(report.skipped))
+
+
 def _remove_if_empty(
-    root: Path, journal: Journal, folder: str, op: str, report: UndoReport
+    root: Path, journal: Journal | None, folder: str, op: str, report: UndoReport
 ) -> None:
     """Remove a folder the change set created, if it is (still) an empty folder."""
     if not files.remove_empty_folder(root, folder):
@@ -243,7 +286,7 @@ def _remove_if_empty(
     report.removed.append(folder)
 
 
-def _note_new_folders(journal: Journal, folders: list[str], op: str) -> None:
+def _note_new_folders(journal: Journal | None, folders: list[str], op: str) -> None:
     for folder in folders:
         note(journal, FileChange("mkdir", None, folder, None, None, op))
 
@@ -260,7 +303,7 @@ def _came_back(root: Path, c: StoredChange, report: UndoReport) -> bool:
 
 
 def _undo_one(
-    root: Path, journal: Journal, c: StoredChange, before: bytes | None, report: UndoReport
+    root: Path, journal: Journal | None, c: StoredChange, before: bytes | None, report: UndoReport
 ) -> None:
     op = f"undo {c.operation}"
     if c.kind == "update" and c.path_after and before is not None:
@@ -269,6 +312,9 @@ def _undo_one(
         files.replace_note(root, c.path_after, text, fmt, base=current)
         now = files.encode_note(current.text, current.fmt)
         note(journal, FileChange("update", c.path_after, c.path_after, now, before, op))
+        report.restored.append(c.path_after)
+    elif c.kind == "create" and c.path_after and journal is None:
+        (root / c.path_after).unlink()  # a revert: the call made it, as checked; it goes
         report.restored.append(c.path_after)
     elif c.kind == "create" and c.path_after:
         data = (root / c.path_after).read_bytes()

@@ -30,6 +30,7 @@ operation keeps:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import assert_never
 
@@ -42,7 +43,7 @@ from vaultpilot.errors import (
 )
 from vaultpilot.index.lookup import all_paths
 from vaultpilot.memory import journal
-from vaultpilot.memory.undo import UndoReport, undo
+from vaultpilot.memory.undo import UndoReport, revert, undo
 from vaultpilot.tools import bulk, folders
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.daily import date_of_daily_path
@@ -475,6 +476,7 @@ def obsidian_vault_manager(ctx: ToolContext, params: VaultManagerParams) -> Oper
                 params.operation,
                 change_set=ctx.change_set,
                 source=ctx.source,
+                revert=lambda changes: _put_back(ctx, changes),
             ),
         ):
             if params.approved_files is not None:
@@ -607,13 +609,28 @@ def undo_change_set(
         wanted = ctx.journal.get(vault, set_id) if set_id else None
         target = wanted or ctx.journal.get(vault, ctx.journal.last_to_undo(vault))
         with journal.recording(
-            ctx.journal, vault, f"undo {target.id}", undo_of=target.id, source=ctx.source
+            ctx.journal,
+            vault,
+            f"undo {target.id}",
+            undo_of=target.id,
+            source=ctx.source,
+            revert=lambda changes: _put_back(ctx, changes),
         ) as new:
             try:
                 report = undo(ctx.root, ctx.journal, target, skip_changed=skip_changed)
             finally:
                 ctx.fresh(force=True, paths=_undo_paths(target))
     return target.id, new if report.restored else None, report
+
+
+def _put_back(ctx: ToolContext, changes: Sequence[journal.FileChange]) -> list[str]:
+    """Revert changes the journal could not record, and bring the index along; the paths left
+    as they are (changed meanwhile)."""
+    try:
+        return revert(ctx.root, changes).skipped
+    finally:
+        sides = (p for c in changes for p in (c.path_before, c.path_after))
+        ctx.fresh(paths=sorted({p for p in sides if p and not Path(p).is_absolute()}))
 
 
 def _undo_paths(target: journal.ChangeSet) -> list[str]:
