@@ -8,7 +8,9 @@ or a model would see.
 from __future__ import annotations
 
 import asyncio
+import shutil
 import socket
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,7 +19,8 @@ import pytest
 from vaultpilot.cli.server_cmds import _listen
 from vaultpilot.contract.git_agent import run_git
 from vaultpilot.contract.orchestrator import Failed, new_request, run_process
-from vaultpilot.errors import ExternalError, SetupError, StorageError
+from vaultpilot.errors import ExternalError, SetupError, StorageError, database_advice
+from vaultpilot.index.db import connect as connect_index
 from vaultpilot.memory.db import connect
 from vaultpilot.server.keyfile import ensure_key, read_key, rotate_key
 from vaultpilot.server.settings import ShellPolicy
@@ -120,3 +123,27 @@ def test_a_missing_file_of_the_agent_view_says_to_reinstall(tmp_path: Path) -> N
         f"Could not read the agent view's file '{tmp_path / 'index.html'}': "
     )
     assert err.value.message.endswith("Reinstall vaultpilot (or run `make web` in a checkout).")
+
+
+def test_a_database_failure_says_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "data" / "index.db"
+    full = sqlite3.OperationalError("database or disk is full")
+    assert database_advice(full, db) == "The disk holding it is full: free some space and retry."
+    # SQLite says a WAL that cannot grow is a "disk I/O error": the free space decides.
+    io = sqlite3.OperationalError("disk I/O error")
+    assert "input/output error" in database_advice(io, db)
+    usage = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(shutil, "disk_usage", lambda _: usage._replace(free=4096))
+    assert "is full" in database_advice(io, db)
+    damaged = sqlite3.DatabaseError("file is not a database")
+    assert database_advice(damaged, db, damaged="Delete it.") == "Delete it."
+    assert "retry shortly" in database_advice(sqlite3.OperationalError("database is locked"), db)
+
+
+def test_an_index_that_is_no_database_says_it_can_be_rebuilt(tmp_path: Path) -> None:
+    path = tmp_path / "index.db"
+    path.write_bytes(b"not a database, but long enough to be read as one" * 100)
+    with pytest.raises(StorageError, match=r"Delete the file: vaultpilot rebuilds the index"):
+        connect_index(path)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
@@ -54,6 +55,7 @@ __all__ = [
     "UnreadableNoteError",
     "VaultBusyError",
     "VaultpilotError",
+    "database_advice",
     "map_os_errors",
 ]
 
@@ -176,3 +178,36 @@ def _mapped(
     reason = exc.strerror or str(exc) or type(exc).__name__
     todo = advice or _ADVICE.get(exc.errno or 0, "Check the disk and retry.")
     return chosen(f"Could not {doing} '{os.fspath(path)}': {reason}. {todo}")
+
+
+_LOW_SPACE = 256 * 1024  # bytes free under which a SQLite I/O failure is taken for a full disk
+
+
+def database_advice(
+    exc: BaseException, path: str | os.PathLike[str], *, damaged: str | None = None
+) -> str:
+    """What to do about a SQLite failure on the database at ``path``: SQLite reports a full disk
+    as "database or disk is full", or, when its WAL cannot grow, as a bare "disk I/O error", so
+    the free space is looked at too. ``damaged`` is the advice for a damaged file."""
+    text = str(exc).lower()
+    if "full" in text or ("i/o" in text and _low_space(path)):
+        return "The disk holding it is full: free some space and retry."
+    if "readonly" in text or "read-only" in text:
+        return "Check that this user may write it and its folder, or pass another --data-dir."
+    if "locked" in text or "busy" in text:
+        return "Another vaultpilot process is using it: retry shortly."
+    if "malformed" in text or "not a database" in text:
+        return damaged or "The file is damaged: move it aside and retry."
+    if "i/o" in text:
+        return _ADVICE[errno.EIO]
+    return damaged or "Check the disk and retry."
+
+
+def _low_space(path: str | os.PathLike[str]) -> bool:
+    folder = os.path.dirname(os.path.abspath(path))
+    while folder and not os.path.isdir(folder):
+        folder = os.path.dirname(folder)
+    try:
+        return shutil.disk_usage(folder or "/").free < _LOW_SPACE
+    except OSError:
+        return False

@@ -35,7 +35,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from vaultpilot.errors import StorageError
+from vaultpilot.errors import StorageError, database_advice
 from vaultpilot.locations import private_database
 from vaultpilot.memory.migrations import Migration, prepare, run_statements
 
@@ -264,8 +264,10 @@ def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
         if read_only:
             conn.execute("PRAGMA query_only=ON")
     except sqlite3.Error as exc:
+        rebuild = "Delete the file: vaultpilot rebuilds the index from the vault."
         raise StorageError(
-            f"Could not open the index at {path}: {exc}. Delete the file to rebuild it."
+            f"Could not open the index at {path}: {exc}. "
+            + database_advice(exc, path, damaged=rebuild)
         ) from None
     except OSError as exc:
         raise StorageError(

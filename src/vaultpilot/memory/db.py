@@ -18,7 +18,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from vaultpilot.errors import StorageError, map_os_errors
+from vaultpilot.errors import StorageError, database_advice, map_os_errors
 from vaultpilot.locations import private_database
 from vaultpilot.memory.migrations import Migration, prepare
 
@@ -178,12 +178,16 @@ def connect(path: Path, *, check_same_thread: bool = True) -> sqlite3.Connection
             check_same_thread=check_same_thread,
         )
     except sqlite3.Error as exc:
-        raise StorageError(f"Could not open the memory database '{path}': {exc}.") from None
+        raise StorageError(
+            f"Could not open the memory database '{path}': {exc}. {database_advice(exc, path)}"
+        ) from None
     try:
         wait = f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}"
         pragmas = [wait, "PRAGMA journal_mode = WAL"]
         prepare(conn, pragmas, MIGRATIONS)  # a racing opener is waited for (see there)
     except sqlite3.Error as exc:
         conn.close()
-        raise StorageError(f"Could not prepare the memory database '{path}': {exc}.") from None
+        raise StorageError(
+            f"Could not prepare the memory database '{path}': {exc}. {database_advice(exc, path)}"
+        ) from None
     return conn

@@ -48,7 +48,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from vaultpilot.errors import NotFoundError, StorageError, VaultpilotError
+from vaultpilot.errors import NotFoundError, StorageError, VaultpilotError, database_advice
 from vaultpilot.memory.db import connect
 
 __all__ = [
@@ -220,7 +220,10 @@ class Journal:
             self._conn = None
 
     def _fail(self, what: str, exc: sqlite3.Error) -> StorageError:
-        return StorageError(f"Could not {what} the change journal in '{self.path}': {exc}.")
+        advice = database_advice(exc, self.path)
+        return StorageError(
+            f"Could not {what} the change journal in '{self.path}': {exc}. {advice}"
+        )
 
     def store(
         self,
