@@ -106,6 +106,23 @@ def test_at_phone_width_the_sidebar_folds_and_nothing_overflows(
         expect(sidebar.get_by_role("searchbox", name="Search the vault")).to_be_in_viewport()
         assert _overflow(page) == []
         shot(page, "narrow-02-drawer-open")
+        # A note's preview opened from the drawer's search closes first, on its own Escape.
+        sidebar.get_by_role("searchbox", name="Search the vault").fill("retried webhook delivery")
+        hit = sidebar.locator(".hits button").first
+        # The first search of a fresh server starts its read workers: slow on a loaded machine.
+        expect(hit).to_contain_text(
+            "Idempotency-keys-for-retried-webhook-deliveries", timeout=15_000
+        )
+        hit.click()
+        preview = page.get_by_role("dialog", name=f"Preview of {NOTE}")
+        expect(preview).to_contain_text("A retried webhook delivery carries the same key.")
+        expect(preview.get_by_role("button", name="Close")).to_be_in_viewport()
+        assert _overflow(page) == []
+        shot(page, "narrow-02b-preview-from-the-drawer")
+        page.keyboard.press("Escape")
+        expect(preview).to_have_count(0)
+        expect(sidebar).to_be_visible()
+        expect(hit).to_be_focused()
         page.keyboard.press("Escape")
         expect(sidebar).to_be_hidden()
         expect(toggle).to_have_attribute("aria-expanded", "false")
@@ -140,6 +157,13 @@ def test_at_phone_width_the_sidebar_folds_and_nothing_overflows(
         assert caption is not None and caption["height"] > 30, caption
         assert _overflow(page) == []
         shot(page, "narrow-03-approval")
+        # With a drawer over it, the card does not take the keys: y there approves nothing.
+        toggle.click()
+        expect(page.locator("main.conversation")).to_have_attribute("inert", "")
+        page.keyboard.press("y")
+        page.keyboard.press("Escape")
+        expect(page.locator("main.conversation")).not_to_have_attribute("inert", "")
+        expect(card.locator(".decision")).to_have_count(0)
         approve.click()
         summary = page.get_by_label("Run summary")
         expect(summary).to_contain_text("2 notes changed")
