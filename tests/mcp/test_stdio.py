@@ -348,6 +348,19 @@ def test_the_vaults_rules_hold_over_mcp(
                 {"operation": "create_note", "target": "Projects/New.md", "content": "x"},
             )
             assert created.is_error and "declined" in created.structured_content["message"]
+            # Resources follow the same rules: a denied note is neither listed nor read, and a
+            # private note's text is withheld.
+            listed = [str(r.uri) for r in (await client.list_resources()).resources]
+            assert not [u for u in listed if "/People/" in u]
+            assert any("/Travel/" in u for u in listed)
+            with pytest.raises(MCPError, match="deny"):
+                await client.read_resource("vault://vault/People/Marcus%20Feld.md")
+            with pytest.raises(MCPError, match="deny"):
+                await client.read_resource("vault://vault/people/marcus%20feld.md")
+            withheld = await client.read_resource("vault://vault/Travel/Norway%20Fjords.md")
+            content = withheld.contents[0]
+            assert isinstance(content, types.TextResourceContents)
+            assert "Bergen" not in content.text and "private" in content.text
 
     _run(session)
     assert len(asked) == 1 and 'mode = "ask"' in asked[0]

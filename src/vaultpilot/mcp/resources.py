@@ -2,12 +2,15 @@
 
 * ``list_resources(vaults, cursor)``: every indexed note of every vault, in vault then path
   order, ``PAGE`` at a time (``nextCursor`` is the offset of the next page). A vault whose first
-  sync has not finished lists what its index holds so far.
+  sync has not finished lists what its index holds so far. Notes the vault's rules keep from the
+  agent (``deny``) are left out, as the tools leave them out.
 * ``templates(names)``: one template per vault, ``vault://NAME/{path}``.
 * ``read_resource(vaults, uri)``: the note's text (markdown) as it is on disk, read through the
   vault engine, so the vault's confinement rules hold (``..``, symlinks out, ``.obsidian/`` are
-  refused). A bad URI or a missing note is a protocol error (``INVALID_PARAMS`` /
-  ``RESOURCE_NOT_FOUND``) whose message says what to do instead.
+  refused), and so do the vault's rules, as for the tools: a ``deny`` note is refused with the
+  tools' message, a ``private`` note's text is withheld (the resource says so instead). A bad
+  URI or a missing note is a protocol error (``INVALID_PARAMS`` / ``RESOURCE_NOT_FOUND``) whose
+  message says what to do instead.
 
 Paths are percent-encoded in URIs (``/`` kept), so spaces and accents survive any client.
 """
@@ -23,7 +26,9 @@ from mcp.shared.exceptions import MCPError
 from vaultpilot.errors import NotFoundError, VaultpilotError
 from vaultpilot.index.lookup import all_paths
 from vaultpilot.mcp.vaults import VaultSession
-from vaultpilot.vault.files import read_note
+from vaultpilot.tools.context import ToolContext
+from vaultpilot.tools.rules import PRIVATE_TEXT
+from vaultpilot.vault.files import normalize_rel_path, read_note
 
 __all__ = ["PAGE", "RESOURCE_NOT_FOUND", "list_resources", "note_uri", "read_resource", "templates"]
 
@@ -68,7 +73,7 @@ async def list_resources(
     start = _offset(cursor)
     notes: list[tuple[str, str]] = []
     for name, vault in vaults.items():
-        paths = await vault.run(lambda c: all_paths(c.conn))
+        paths = await vault.run(lambda c: [p for p in all_paths(c.conn) if not c.rules.hidden(p)])
         notes.extend((name, p) for p in paths if p.lower().endswith(".md"))
     page = notes[start : start + PAGE]
     resources = [
@@ -105,11 +110,19 @@ def _parse(vaults: Mapping[str, VaultSession], uri: str) -> tuple[VaultSession, 
 async def read_resource(vaults: Mapping[str, VaultSession], uri: str) -> types.ReadResourceResult:
     vault, path = _parse(vaults, uri)
     try:
-        note = await vault.run(lambda c: read_note(c.root, path))
+        text = await vault.run(lambda c: _note_text(c, path))
     except NotFoundError as err:
         raise MCPError(RESOURCE_NOT_FOUND, err.message, {"uri": uri}) from None
     except VaultpilotError as err:
         raise MCPError(types.INVALID_PARAMS, err.message, {"uri": uri}) from None
     return types.ReadResourceResult(
-        contents=[types.TextResourceContents(uri=uri, mime_type=_MARKDOWN, text=note.text)]
+        contents=[types.TextResourceContents(uri=uri, mime_type=_MARKDOWN, text=text)]
     )
+
+
+def _note_text(ctx: ToolContext, path: str) -> str:
+    """The note's text as a resource gives it: refused or withheld as the vault's rules say."""
+    rel = normalize_rel_path(path)
+    ctx.rules.check_read([path, rel])
+    note = read_note(ctx.root, rel)
+    return PRIVATE_TEXT if ctx.rules.private_note(rel) else note.text
