@@ -39,18 +39,18 @@ MOVE = ScriptedCall(
     arguments={"operation": "move_note", "target": NOTE, "destination": "Archive"},
 )
 
-# What sticks out sideways: the page itself, or a box that scrolls the conversation or holds
-# the message box (those clip what overflows them, so the page alone would not tell).
+# What sticks out sideways: the page itself, or a box that scrolls (the conversation, the
+# drawers) or holds the message box; those clip what overflows them, so the page would not tell.
 OVERFLOW = """() => {
   const out = [];
   const doc = document.documentElement;
   if (doc.scrollWidth > innerWidth) out.push(`page ${doc.scrollWidth} > ${innerWidth}`);
-  for (const sel of ['.scroller', '.composer', '.topbar', '.approval', '.diff', '.steps']) {
-    for (const el of document.querySelectorAll(sel)) {
-      const r = el.getBoundingClientRect();
-      if (el.scrollWidth > el.clientWidth + 1) out.push(`${sel} ${el.scrollWidth} wide`);
-      if (r.width > 0 && (r.left < 0 || r.right > innerWidth + 0.5)) out.push(`${sel} ${r.right}`);
-    }
+  const boxes = '.scroller, .composer, .topbar, .approval, .diff, .sidebar, .this-run';
+  for (const el of document.querySelectorAll(boxes)) {
+    const r = el.getBoundingClientRect();
+    const name = el.className;
+    if (el.scrollWidth > el.clientWidth + 1) out.push(`${name} ${el.scrollWidth} wide`);
+    if (r.width > 0 && (r.left < 0 || r.right > innerWidth + 0.5)) out.push(`${name} ${r.right}`);
   }
   return out;
 }"""

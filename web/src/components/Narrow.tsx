@@ -118,7 +118,7 @@ export function TopBar({ drawers, vaultName, running, onNew }: BarProps) {
       </button>
       <span class="vault-name" title={vaultName}>{vaultName}</span>
       <button type="button" class="bar-new" aria-label="New conversation" title="New conversation" onClick={onNew}>
-        <span aria-hidden="true">+</span> New
+        <span aria-hidden="true">+</span><span class="word"> New</span>
       </button>
       <button
         type="button"
