@@ -40,7 +40,7 @@ import pickle
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from vaultpilot.tools.readworker import HEADER, Setup, frame, frame_size
 from vaultpilot.tools.registry import ToolOutcome
@@ -73,11 +73,10 @@ class _Child(asyncio.SubprocessProtocol):
         self._unlogged = False  # output ended, exit not yet logged
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.SubprocessTransport)
-        self.transport = transport
-        stdin = transport.get_pipe_transport(0)
-        assert isinstance(stdin, asyncio.WriteTransport)
-        self.stdin = stdin
+        # Not isinstance checks: uvloop's transports (uvicorn runs on uvloop when it is
+        # installed) do not derive from asyncio's classes.
+        self.transport = cast(asyncio.SubprocessTransport, transport)
+        self.stdin = cast(asyncio.WriteTransport, self.transport.get_pipe_transport(0))
 
     def send(self, data: bytes) -> None:
         assert self.stdin is not None
