@@ -62,7 +62,7 @@ def test_history_show_undo(vault: Path) -> None:
 
     code, out, err = vp(vault, "undo", "--last")
     assert code == 0, err
-    assert "restored 2 files." in out  # the moved note and the note whose link was rewritten
+    assert "restored 2 notes." in out  # the moved note and the note whose link was rewritten
     code, out, err = vp(vault, "undo", sets[1]["id"])
     assert code == 0, err
     assert (vault / "Projects" / "Plan.md").read_bytes() == plan
@@ -84,7 +84,7 @@ def test_undo_refuses_a_file_changed_since(vault: Path) -> None:
     assert (vault / "Home.md").read_text(encoding="utf-8") == "mine now\n"
     code, out, err = vp(vault, "undo", "--last", "--skip-changed")
     assert code == 0, err
-    assert "restored 1 file." in out and "Left as they are (changed since): Home.md" in out
+    assert "restored 1 note." in out and "Left as they are (changed since): Home.md" in out
     assert (vault / "Projects" / "Plan.md").read_text(encoding="utf-8") == "# Plan\n- [ ] ship\n"
     assert (vault / "Home.md").read_text(encoding="utf-8") == "mine now\n"
 
@@ -172,7 +172,7 @@ def test_undo_keeps_a_created_folder_that_holds_something_else(vault: Path) -> N
     code, out, err = vp(vault, "undo", "--last")
     assert code == 0, err
     undone = r"\(recorded as change set \w+: undo that to bring the changes back\)"
-    assert re.search(undone + r": restored 2 files\.$", out.strip()), out
+    assert re.search(undone + r": restored 2 notes\.$", out.strip()), out
     assert "folder" not in out  # restored: Plan.md and Home.md (its link)
     assert (vault / "Archive" / "Mine.md").read_text(encoding="utf-8") == "mine\n"
     assert (vault / "Projects" / "Plan.md").is_file()

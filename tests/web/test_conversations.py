@@ -126,7 +126,7 @@ def test_a_past_conversation_reopens_with_its_run_and_undo(
         shot(page, "conv-03-reopened")
         summary.get_by_role("button", name="Undo").click()
         expect(summary.get_by_role("status")).to_have_text(
-            re.compile(r"Undone: (restored \d+ files?|\d+ files? restored)")
+            re.compile(r"Undone: (restored \d+ (notes?|files?)|\d+ files? restored)")
         )
         assert (example_vault / NOTE).is_file() and not (example_vault / MOVED).exists()
 

@@ -64,7 +64,7 @@ def test_approve_some_files_then_undo_the_run(
         assert (example_vault / "Home.md").read_bytes() == home
         shot(page, "undo-02-run-done")
         summary.get_by_role("button", name="Undo").click()
-        expect(summary.get_by_role("status")).to_have_text(" · Undone: restored 1 file")
+        expect(summary.get_by_role("status")).to_have_text(" · Undone: restored 1 note")
         expect(summary.get_by_role("button", name="Undo")).to_have_count(0)
         # Said in the summary where the person clicked: no banner over the conversation.
         expect(page.locator(".banner")).to_have_count(0)

@@ -24,6 +24,12 @@ undo is itself a change set that can be undone):
   out of ``.trash/`` or out of the system trash (``vault.trash``: the journal then holds the
   item's absolute path there). A deleted folder's files are journaled one by one before the
   folder itself, so the folder moves back whole first and its files are found back with it.
+  A deleted item whose copy in the trash is gone is not "changed since": a note comes back from
+  the journal's stored bytes (``files.create_note``: never over anything), a folder as a new
+  folder when a note of it can; a file the journal holds no bytes of is *lost*, refused as
+  "emptied from the trash" (``report.lost``) and, with ``skip_changed``, left out like a
+  changed file. A note edited in the trash after the delete comes back as it is, named in
+  ``report.differ``.
   Folders the set created (``mkdir``: by create_folder, or as the
   parents of a created or moved item) are removed last, deepest first, and only when empty: a
   folder that holds anything stays, and a folder that existed before was never recorded. Each
@@ -68,23 +74,60 @@ class UndoReport:
     skipped: list[str] = field(default_factory=list)  # changed since: left as they are
     removed: list[str] = field(default_factory=list)  # the empty folders the set had created
     trashed: list[str] = field(default_factory=list)  # notes the set created, now in .trash/
+    folders: list[str] = field(default_factory=list)  # the folders among those put back
+    binned: list[str] = field(default_factory=list)  # items a restore had taken out of the trash
+    binned_folders: list[str] = field(default_factory=list)  # those of them that are folders
+    lost: list[str] = field(default_factory=list)  # gone from the trash, with no stored bytes
+    rebuilt: list[str] = field(default_factory=list)  # notes written again from the journal
+    differ: list[str] = field(default_factory=list)  # restored, but not as they were deleted
 
     def put_back(self) -> list[str]:
         """The paths restored as they were (not the created notes trashed, nor the folders)."""
-        gone = {*self.removed, *self.trashed}
+        gone = {*self.removed, *self.trashed, *self.binned}
         return [p for p in self.restored if p not in gone]
 
     def summary(self) -> str:
-        """What the undo did, in words: "restored 2 files, moved 1 note it had created to
-        .trash/ and removed 1 empty folder it had created"."""
-        parts = [f"restored {plural(len(self.put_back()), 'file')}"] if self.put_back() else []
+        """What the undo did, in words: "restored 2 notes and 1 other file, moved 1 note it had
+        created to .trash/ and removed 1 empty folder it had created". A folder put back is
+        counted apart from the files in it; what could not come back, or came back other than
+        it was deleted, is named."""
+        back = [p for p in self.put_back() if p not in self.folders]
+        parts = [f"restored {_counted(back, self.folders)}"] if back or self.folders else []
+        if self.binned:
+            items = [p for p in self.binned if p not in self.binned_folders]
+            parts.append(f"moved {_counted(items, self.binned_folders)} back to the trash")
         if self.trashed:
             parts.append(f"moved {plural(len(self.trashed), 'note')} it had created to .trash/")
         if self.removed:
             parts.append(f"removed {plural(len(self.removed), 'empty folder')} it had created")
-        if not parts:
-            return "changed nothing"
-        return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+        said = _joined(parts) if parts else "changed nothing"
+        if self.rebuilt:
+            again = "written again from the journal: gone from the trash"
+            said += f" ({_listed(self.rebuilt)} {again})"
+        if self.differ:
+            said += f"; {_listed(self.differ)} came back as edited in the trash, not as deleted"
+        if self.lost:
+            said += f"; {_emptied(self.lost)}"
+        return said
+
+
+def _joined(parts: list[str]) -> str:
+    return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+
+
+def _counted(paths: list[str], folders: list[str]) -> str:
+    """'2 notes, 1 other file and 1 folder': notes are Markdown files; folders apart."""
+    notes = sum(1 for p in paths if p.lower().endswith(".md"))
+    kinds = [(notes, "note"), (len(paths) - notes, "other file" if notes else "file")]
+    kinds.append((len(folders), "folder"))
+    return _joined([plural(n, word) for n, word in kinds if n]) or "nothing"
+
+
+def _emptied(paths: list[str]) -> str:
+    """What cannot come back: gone from the trash, and the journal holds no bytes of it."""
+    if len(paths) == 1:
+        return f"{paths[0]} was emptied from the trash; it cannot be restored"
+    return f"{_listed(paths)} were emptied from the trash; they cannot be restored"
 
 
 def _expected(changes: tuple[StoredChange, ...]) -> dict[str, str]:
@@ -171,7 +214,12 @@ def _earlier(change_set: ChangeSet) -> str:
     )
 
 
-def _nothing_left(change_set: ChangeSet, changed: list[str]) -> StaleVersionError:
+def _nothing_left(change_set: ChangeSet, changed: list[str], lost: list[str]) -> StaleVersionError:
+    if lost and not changed:
+        return StaleVersionError(
+            f"Nothing of change set {change_set.id}{_earlier(change_set)} can be undone: "
+            f"{_emptied(lost)}. Nothing was written."
+        )
     if not changed:  # only folders it created, each holding other files now
         return StaleVersionError(
             f"Nothing of change set {change_set.id}{_earlier(change_set)} is left to undo: the "
@@ -179,13 +227,32 @@ def _nothing_left(change_set: ChangeSet, changed: list[str]) -> StaleVersionErro
         )
     return StaleVersionError(
         f"Every change of change set {change_set.id}{_earlier(change_set)} touches a file "
-        f"changed since ({_listed(changed)}), so there is nothing left to undo; nothing was "
-        "written."
+        f"changed since ({_listed(changed)})"
+        + (f", and {_emptied(lost)}" if lost else "")
+        + ", so there is nothing left to undo; nothing was written."
     )
 
 
 def _listed(paths: list[str]) -> str:
     return ", ".join(paths[:10]) + (" …" if len(paths) > 10 else "")
+
+
+def _refused(change_set: ChangeSet, changed: list[str], lost: list[str]) -> StaleVersionError:
+    """Why an undo without skip_changed wrote nothing: files changed since, or items gone from
+    the trash with no stored bytes (never called "changed")."""
+    if not lost:
+        return StaleVersionError(
+            f"{plural(len(changed), 'file')} changed since change set {change_set.id}"
+            f"{_earlier(change_set)}, so nothing was undone: {_listed(changed)}. Undo again "
+            "with --skip-changed to restore the other files and leave these as they are."
+        )
+    also = f" ({plural(len(changed), 'file')} changed since: {_listed(changed)})" if changed else ""
+    leave = "it" if len(lost) == 1 and not changed else "these"
+    return StaleVersionError(
+        f"Nothing of change set {change_set.id}{_earlier(change_set)} was undone: "
+        f"{_emptied(lost)}{also}. Undo again with --skip-changed to restore the other files "
+        f"and leave {leave} out."
+    )
 
 
 def undo(root: Path, journal: Journal, change_set: ChangeSet, *, skip_changed: bool) -> UndoReport:
@@ -195,23 +262,20 @@ def undo(root: Path, journal: Journal, change_set: ChangeSet, *, skip_changed: b
         raise refused
     report = UndoReport()
     changes = change_set.remaining
-    todo, changed = _standing(root, changes, report)
-    if changed and not any(c.kind != "mkdir" for c in todo):
-        raise _nothing_left(change_set, changed)
-    if changed and not skip_changed:
-        raise StaleVersionError(
-            f"{plural(len(changed), 'file')} changed since change set {change_set.id}"
-            f"{_earlier(change_set)}, so nothing was undone: {_listed(changed)}. Undo again "
-            "with --skip-changed to restore the other files and leave these as they are."
-        )
+    todo, changed, lost = _standing(root, changes, report)
+    if (changed or lost) and not any(c.kind != "mkdir" for c in todo):
+        raise _nothing_left(change_set, changed, lost)
+    if (changed or lost) and not skip_changed:
+        raise _refused(change_set, changed, lost)
     befores = {
         c.seq: journal.blob(c.hash_before, c.path_before or "")
         for c in todo
-        if c.kind == "update" and c.hash_before is not None
+        if c.hash_before is not None
+        and (c.kind == "update" or (c.kind == "delete" and _gone(root, c.path_after)))
     }
     _walk_back(root, journal, todo, befores, report)
     if not report.restored:  # nothing was written: say so rather than report a success
-        raise _nothing_left(change_set, changed)
+        raise _nothing_left(change_set, changed, lost)
     return report
 
 
@@ -231,28 +295,58 @@ def revert(root: Path, changes: Sequence[FileChange]) -> UndoReport:
         for seq, c in enumerate(changes, 1)
     )  # fmt: skip
     report = UndoReport()
-    todo, _ = _standing(root, stored, report)
+    todo, _, _ = _standing(root, stored, report)
     befores = {seq: c.before for seq, c in enumerate(changes, 1) if c.before is not None}
     _walk_back(root, None, todo, befores, report)
     return report
 
 
+def _gone(root: Path, trashed: str | None) -> bool:
+    """Whether a deleted item's place in the trash (``.trash/…`` or the system trash) is empty."""
+    return bool(trashed) and not os.path.lexists(root / (trashed or ""))
+
+
+def _rebuildable(c: StoredChange, changes: tuple[StoredChange, ...]) -> bool:
+    """Whether a deleted item gone from the trash can be made again: a note from its stored
+    bytes, a folder (its files recorded one by one) as a new folder when a note of it can."""
+    if c.hash_before is not None:
+        return True
+    inside = (c.path_before or "") + "/"
+    return any(
+        o.kind == "delete" and o.hash_before and (o.path_before or "").startswith(inside)
+        for o in changes
+    )
+
+
 def _standing(
     root: Path, changes: tuple[StoredChange, ...], report: UndoReport
-) -> tuple[list[StoredChange], list[str]]:
-    """The changes whose paths are as the set left them, and the paths changed since (each
-    change touching one is named in ``report.skipped``)."""
-    state = _expected(changes)
-    changed = sorted(p for p, want in state.items() if _differs(root, p, want))
-    blocked = set(changed)
+) -> tuple[list[StoredChange], list[str], list[str]]:
+    """The changes whose paths are as the set left them (or whose deleted item the journal can
+    make again), the paths changed since, and the deleted items gone from the trash that cannot
+    come back (each change touching one is named in ``report.skipped`` or ``report.lost``)."""
+    places = {
+        c.path_after: c for c in changes if c.kind == "delete" and c.path_before and c.path_after
+    }
+    changed: list[str] = []
+    lost: list[str] = []
+    for p, want in sorted(_expected(changes).items()):
+        if not _differs(root, p, want):
+            continue
+        if want == _EXISTS and p in places and _gone(root, p):
+            if not _rebuildable(places[p], changes):
+                lost.append(p)
+            continue
+        changed.append(p)
+    blocked = {*changed, *lost}
     todo: list[StoredChange] = []
     for c in changes:
         if {c.path_before, c.path_after} & blocked:
             known = c.path_before if c.kind == "delete" else c.path_after  # as a person knows it
-            report.skipped.append(known or c.path_before or c.path_after or "")
+            shown = known or c.path_before or c.path_after or ""
+            (report.lost if c.path_after in lost else report.skipped).append(shown)
             continue
         todo.append(c)
-    return todo, changed
+    return todo, changed, [places[p].path_before or p for p in lost]
 
 
 def _walk_back(
@@ -328,9 +422,13 @@ def _undo_one(
         and c.path_after
         and (c.path_before.startswith(".trash/") or trash.is_system_trash_path(c.path_before))
     ):
+        is_folder = (root / c.path_after).is_dir()
         trashed = files.move_to_trash(root, c.path_after)  # an undone restore: back to the bin
         note(journal, FileChange("delete", c.path_after, trashed, None, None, op))
         report.restored.append(c.path_after)
+        report.binned.append(c.path_after)
+        if is_folder:
+            report.binned_folders.append(c.path_after)
     elif c.kind == "move" and c.path_before and c.path_after:
         made = files.missing_parents(root, c.path_before)
         files.move_path(root, c.path_after, c.path_before)
@@ -339,6 +437,9 @@ def _undo_one(
         report.restored.append(c.path_before)
     elif c.kind == "delete" and c.path_before and c.path_after and _came_back(root, c, report):
         report.restored.append(c.path_before)  # with its folder, just moved back whole
+        _check_as_deleted(root, c, report)
+    elif c.kind == "delete" and c.path_before and c.path_after and _gone(root, c.path_after):
+        _rebuild(root, journal, c, before, report)
     elif c.kind == "delete" and c.path_before and c.path_after:
         made = files.missing_parents(root, c.path_before)
         _restore_from_trash(root, c.path_after, c.path_before)
@@ -346,8 +447,45 @@ def _undo_one(
         note(journal, FileChange("move", c.path_after, c.path_before, None, None, op))
         _note_new_folders(journal, made, op)
         report.restored.append(c.path_before)
+        if c.hash_before is None and (root / c.path_before).is_dir():
+            report.folders.append(c.path_before)
+        _check_as_deleted(root, c, report)
     elif c.kind == "delete" and c.path_before:  # a folder an undo removed: create it again
         made = files.missing_parents(root, c.path_before)
         files.create_folder(root, c.path_before)
         _note_new_folders(journal, [*made, c.path_before], op)
         report.restored.append(c.path_before)
+
+
+def _check_as_deleted(root: Path, c: StoredChange, report: UndoReport) -> None:
+    """Name a note that came back out of the trash other than it was deleted (edited there)."""
+    if c.hash_before is None or not c.path_before:
+        return
+    try:
+        same = blob_hash((root / c.path_before).read_bytes()) == c.hash_before
+    except OSError:
+        same = False
+    if not same:
+        report.differ.append(c.path_before)
+
+
+def _rebuild(
+    root: Path, journal: Journal | None, c: StoredChange, before: bytes | None, report: UndoReport
+) -> None:
+    """A deleted item gone from the trash made again: a note from the journal's bytes (never
+    over anything: ``files.create_note`` refuses an existing path), a folder as a new folder
+    (its notes follow, each from its own record). Recorded as created, so undoing this undo
+    sends them to the trash again."""
+    path, op = c.path_before or "", f"undo {c.operation}"
+    made = files.missing_parents(root, path)
+    if before is None:  # a folder (``_rebuildable``): its files come back one by one
+        files.create_folder(root, path)
+        _note_new_folders(journal, [*made, path], op)
+        report.folders.append(path)
+    else:
+        text, fmt = files.decode_note(before, path)
+        files.create_note(root, path, text, fmt=fmt)
+        note(journal, FileChange("create", None, path, None, before, op))
+        _note_new_folders(journal, made, op)
+        report.rebuilt.append(path)
+    report.restored.append(path)
