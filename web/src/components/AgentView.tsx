@@ -3,6 +3,8 @@
  * WebSocket connection; the Obsidian plugin can pass its own). Frames are queued and applied
  * once per animation frame, so a burst of streamed tokens costs one render. A host may pass
  * `vaultId` (the vault to select when the server serves it) and `draft` (see Composer).
+ * Three columns when the view is wide; at most 900 px wide (a phone, the Obsidian pane) the
+ * sidebar and "This run" fold into drawers opened from a top bar (see Narrow).
  */
 
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";

@@ -1,5 +1,5 @@
 /**
- * The left column: "Sign out" (when the host can), vault switcher with semantic-search coverage,
+ * The left column (a drawer at narrow width): "Sign out" (when the host can), vault switcher with semantic-search coverage,
  * "New conversation", past conversations, and a search over the vault that needs no model (the
  * semantic_search tool over the same connection; a result opens a read-only preview of the note).
  */
