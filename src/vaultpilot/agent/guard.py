@@ -18,7 +18,7 @@ enforce the rules that refuse (``deny``, ``read_only``, ``private``, ``mode = "r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,8 +99,12 @@ class RunGuard:
         if self._writes(name, arguments) is not None:
             self.changed |= {p for p in result.get("affectedPaths") or [] if isinstance(p, str)}
             return
+        self.saw(_result_paths(result))
+
+    def saw(self, paths: Iterable[str]) -> None:
+        """Note the notes the run read (a read's result, or notes attached with ``@``)."""
         if self.tainted_by is None:
-            for path in sorted(_result_paths(result)):
+            for path in sorted(paths):
                 if self.rules.untrusted_source(path):
                     self.tainted_by = path
                     break

@@ -89,7 +89,7 @@ from vaultpilot.memory.journal import new_run_id
 from vaultpilot.tools import TOOLS
 from vaultpilot.tools.registry import call_operation
 from vaultpilot.tools.rules import VaultRules
-from vaultpilot.tools.untrusted import mark
+from vaultpilot.tools.untrusted import mark, seal
 
 __all__ = [
     "PAUSED_PREFIX",
@@ -106,9 +106,10 @@ _CHOSEN = ("approvedFiles", "approved_files")  # set from a person's answer, nev
 
 
 class VaultAccess(Protocol):
-    """What ``@`` mentions need: the vault's note paths and a note's text and version."""
+    """What ``@`` mentions need: the vault's note paths (``hidden``: with the notes the rules
+    keep from the agent) and a note's text and version as the rules let the model see it."""
 
-    def note_paths(self) -> list[str]: ...
+    def note_paths(self, *, hidden: bool = False) -> list[str]: ...
 
     def read_note(self, path: str) -> tuple[str, str]: ...
 
@@ -308,7 +309,7 @@ class _Run:
         def gather() -> Any:
             return attach(
                 self.message,
-                vault.note_paths(),
+                vault.note_paths(hidden=True),  # a mention of a hidden note is refused, saying so
                 vault.read_note,
                 budget_tokens=self.agent.limits.attach_budget,
             )
@@ -316,6 +317,7 @@ class _Run:
         found = await asyncio.to_thread(gather)
         for note in found.notes:
             self.versions.record(note.path, note.version)
+        self.guard.saw(n.path for n in found.notes)  # an attached clipping is a read like any
         if found.notes or found.unknown or found.omitted:
             notes = tuple(
                 {"mention": n.mention, "path": n.path, "tokens": n.tokens, "truncated": n.truncated}
@@ -536,6 +538,8 @@ class _Run:
         Each message is marked once per run, not again at every step."""
         token = self.agent.note_token
         content = message.get("content")
+        if message.get("role") == "user" and isinstance(content, str):
+            return {**message, "content": seal(content, token)}  # its attached notes' markers
         if not token or message.get("role") != "tool" or not isinstance(content, str):
             return message
         marked = self.marked.get(content)

@@ -12,7 +12,10 @@ A name matches a note's path (with or without ``.md``, any case) or its file nam
 notes share a file name the shortest path wins, as in Obsidian. ``find_mentions`` and
 ``resolve_mentions`` are pure; ``attach`` reads the notes through a callable and builds the
 "Context from attached files" section within a token budget (about four characters a token).
-Mentions that name no note are listed in the section and returned, never dropped silently.
+Each note's text is between boundary markers (``tools.untrusted.wrap_attached``: sealed with the
+run's token when sent) and flagged when it holds text Obsidian does not show, as tool results
+are. Mentions that name no note, or a note the read refused (the vault's rules), are listed in
+the section with the reason and returned, never dropped silently.
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+from vaultpilot.errors import VaultpilotError
+from vaultpilot.tools.untrusted import hidden_text, wrap_attached
 
 __all__ = [
     "AttachedNote",
@@ -133,6 +139,7 @@ def attach(
     found, unknown = resolve_mentions(mentions, paths)
     notes: list[AttachedNote] = []
     omitted: list[str] = []
+    refused: list[str] = []
     blocks: list[str] = []
     left = budget_tokens
     for mention, _name, path in found:
@@ -140,8 +147,8 @@ def attach(
             continue
         try:
             text, version = read(path)
-        except Exception as exc:  # unreadable: say so, like an unknown mention
-            unknown.append(f"{mention.written} ({exc})")
+        except (VaultpilotError, OSError) as exc:  # refused or unreadable: say why
+            refused.append(f"{mention.written} ({exc})")
             continue
         cost = _tokens(text)
         truncated = cost > left
@@ -155,7 +162,9 @@ def attach(
             )
         left -= _tokens(text)
         notes.append(AttachedNote(mention.written, path, version, _tokens(text), truncated))
-        blocks.append(f"--- {path} ---\n{text.rstrip()}")
+        hidden = hidden_text(text)
+        flag = f" (hiddenText: {', '.join(hidden)})" if hidden else ""
+        blocks.append(f"--- {path} ---{flag}\n{wrap_attached(text.rstrip())}")
     lines = [HEADER, "The user attached these notes with @ mentions."]
     lines.extend(blocks)
     if omitted:
@@ -169,4 +178,8 @@ def attach(
             + ", ".join(unknown)
             + ". Search with obsidian_query_vault or ask the user which note they meant."
         )
-    return Attachments("\n\n".join(lines), tuple(notes), tuple(unknown), tuple(omitted))
+    if refused:
+        lines.append("These mentions were not attached: " + "; ".join(refused))
+    return Attachments(
+        "\n\n".join(lines), tuple(notes), (*unknown, *refused), tuple(omitted)
+    )

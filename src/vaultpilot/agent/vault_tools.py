@@ -20,6 +20,7 @@ from vaultpilot.index.lookup import all_paths
 from vaultpilot.tools import ToolContext
 from vaultpilot.tools.daily import daily_path
 from vaultpilot.tools.registry import TOOLS, call_tool
+from vaultpilot.tools.rules import PRIVATE_TEXT
 from vaultpilot.vault.files import read_note
 
 __all__ = ["VaultTools"]
@@ -43,17 +44,24 @@ class VaultTools:
         with self._lock:
             return call_tool(self.ctx, name, arguments)
 
-    def note_paths(self) -> list[str]:
-        """Every Markdown note in the vault (the index is synced first)."""
+    def note_paths(self, *, hidden: bool = False) -> list[str]:
+        """Every Markdown note in the vault (the index is synced first), without the notes the
+        vault's rules keep from the agent unless ``hidden`` (to say why a mention of one is
+        refused rather than unknown)."""
+        rules = self.ctx.rules
         with self._lock:
             self.ctx.fresh()
-            return [p for p in all_paths(self.ctx.conn) if p.lower().endswith(".md")]
+            paths = [p for p in all_paths(self.ctx.conn) if p.lower().endswith(".md")]
+        return paths if hidden else [p for p in paths if not rules.hidden(p)]
 
     def read_note(self, path: str) -> tuple[str, str]:
-        """The note's text and version."""
+        """The note's text and version, as the vault's rules let the model see it: a ``deny``
+        note is refused (PathRefusedError), a ``private`` one's text withheld."""
+        rules = self.ctx.rules
+        rules.check_read([path])
         with self._lock:
             note = read_note(self.ctx.root, path)
-        return note.text, note.version
+        return (PRIVATE_TEXT if rules.private_note(path) else note.text), note.version
 
     def facts(self, today: date | None = None) -> VaultFacts:
         day = today or self.ctx.now().date()

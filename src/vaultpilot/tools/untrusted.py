@@ -12,6 +12,10 @@ A note can carry instructions aimed at the model that reads it ("ignore your rul
   comments, zero-width characters, bidirectional control characters. ``mark`` adds
   ``hiddenText: [...]`` to each note that has any, so the model (and the person watching the
   step) can treat it with suspicion.
+* Notes attached to a message with ``@`` are stored inside the message, where the token of a
+  later run is not known yet: ``wrap_attached(text)`` wraps one in token-less markers (note text
+  that looks like a marker is defused) and ``seal(message, token)`` gives them the run's token
+  when the message is sent to the model (no token: the markers go).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["hidden_text", "instructions", "mark", "new_token"]
+__all__ = ["hidden_text", "instructions", "mark", "new_token", "seal", "wrap_attached"]
 
 _TEXT_KEYS = ("content", "excerpt", "context")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
@@ -48,6 +52,25 @@ def hidden_text(text: str) -> list[str]:
 
 def _wrap(text: str, token: str) -> str:
     return f"⟦note {token}⟧\n{text.replace(token, '[token]')}\n⟦/note {token}⟧"
+
+
+_OPEN, _CLOSE = "⟦note⟧", "⟦/note⟧"  # an attached note's markers before a run seals them
+_LOOKALIKE = re.compile(r"⟦(/?note)")
+
+
+def wrap_attached(text: str) -> str:
+    """An attached note's text between token-less markers (see ``seal``)."""
+    defused = _LOOKALIKE.sub(r"[\1", text)
+    return f"{_OPEN}\n{defused}\n{_CLOSE}"
+
+
+def seal(message: str, token: str | None) -> str:
+    """``message`` with its attached notes' markers carrying ``token`` (none: markers removed)."""
+    if _OPEN not in message:
+        return message
+    if not token:
+        return message.replace(f"{_OPEN}\n", "").replace(f"\n{_CLOSE}", "")
+    return message.replace(_OPEN, f"⟦note {token}⟧").replace(_CLOSE, f"⟦/note {token}⟧")
 
 
 def mark(value: Any, token: str) -> Any:
