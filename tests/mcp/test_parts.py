@@ -55,6 +55,22 @@ def test_claude_code_command(tmp_path: Path, example_vault: Path, data_dir: Path
     ]  # fmt: skip
 
 
+def test_config_carries_what_this_shell_uses(
+    tmp_path: Path, example_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VAULTPILOT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("VAULTPILOT_CONFIG", str(tmp_path / "my config.toml"))
+    done = CliRunner().invoke(app, ["mcp", "config", "cursor", "--vault", str(example_vault)])
+    assert done.exit_code == 0, done.output
+    entry = json.loads(done.stdout)["mcpServers"]["vaultpilot"]
+    assert entry["args"][-2:] == ["--data-dir", str(tmp_path / "data")]
+    assert entry["env"] == {"VAULTPILOT_CONFIG": str(tmp_path / "my config.toml")}
+    assert "carries over" in done.stderr and "my config.toml" in done.stderr
+    done = CliRunner().invoke(app, ["mcp", "config", "claude-code", "--vault", str(example_vault)])
+    words = shlex.split(done.stdout)
+    assert words[4:7] == ["-e", f"VAULTPILOT_CONFIG={tmp_path / 'my config.toml'}", "--"]
+
+
 def test_vault_specs(tmp_path: Path) -> None:
     (tmp_path / "My Notes").mkdir()
     (tmp_path / "b").mkdir()

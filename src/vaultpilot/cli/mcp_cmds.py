@@ -11,7 +11,10 @@ current folder, which for a desktop client is often ``/``. The approval policy i
 
 ``mcp config CLIENT`` prints the snippet on stdout (JSON for Claude Desktop and Cursor, a shell
 command for Claude Code) with the absolute paths of this installation's ``vaultpilot`` and of the
-vaults, and says on stderr where it goes.
+vaults, and says on stderr where it goes. What this shell chose carries over, since the client
+starts the server without it: the data folder (``--data-dir``, else ``$VAULTPILOT_DATA_DIR``) as
+``--data-dir``, so the client shares the journal and write lock, and ``$VAULTPILOT_CONFIG`` as
+the server's environment, so its ``[rules]`` and ``[approvals]`` hold.
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ from typing import Annotated
 import typer
 
 from vaultpilot.cli.common import DataDirOpt, err_console, handle_errors
+from vaultpilot.configfile import CONFIG_ENV
 from vaultpilot.errors import SetupError
-from vaultpilot.locations import VAULT_ENV
+from vaultpilot.locations import DATA_DIR_ENV, VAULT_ENV
 
 __all__ = ["register"]
 
@@ -94,17 +98,30 @@ def _args(specs: list[str], data_dir: str | None) -> list[str]:
         ((name, path),) = parse_vault_specs([spec]).items()
         explicit = "=" in spec and spec.partition("=")[0] == name
         args += ["--vault", f"{name}={path}" if explicit else str(path)]
-    if data_dir:
-        args += ["--data-dir", str(Path(data_dir).expanduser().absolute())]
+    chosen = data_dir or os.environ.get(DATA_DIR_ENV)
+    if chosen:
+        args += ["--data-dir", str(Path(chosen).expanduser().absolute())]
     return args
 
 
-def snippet(client: Client, command: str, args: list[str]) -> str:
+def _env() -> dict[str, str]:
+    """The environment the server needs from this shell: the config file it names."""
+    chosen = os.environ.get(CONFIG_ENV)
+    return {CONFIG_ENV: str(Path(chosen).expanduser().absolute())} if chosen else {}
+
+
+def snippet(
+    client: Client, command: str, args: list[str], env: dict[str, str] | None = None
+) -> str:
     """The configuration text for ``client`` (see the module)."""
+    env = env or {}
     if client is Client.claude_code:
-        return shlex.join(["claude", "mcp", "add", "vaultpilot", "--", command, *args])
-    entry = {"mcpServers": {"vaultpilot": {"command": command, "args": args}}}
-    return json.dumps(entry, indent=2, ensure_ascii=False)
+        pairs = [word for key, value in env.items() for word in ("-e", f"{key}={value}")]
+        return shlex.join(["claude", "mcp", "add", "vaultpilot", *pairs, "--", command, *args])
+    server: dict[str, object] = {"command": command, "args": args}
+    if env:
+        server["env"] = env
+    return json.dumps({"mcpServers": {"vaultpilot": server}}, indent=2, ensure_ascii=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -182,5 +199,18 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Print the configuration that makes CLIENT launch `vaultpilot mcp` for the vaults."""
         specs = vault or [os.environ.get(VAULT_ENV) or "."]
-        typer.echo(snippet(client, _executable(), _args(specs, data_dir)))
+        args, env = _args(specs, data_dir), _env()
+        typer.echo(snippet(client, _executable(), args, env))
         err_console.print(_WHERE[client], soft_wrap=True)
+        kept = (
+            [f"the data folder {args[args.index('--data-dir') + 1]}"]
+            if "--data-dir" in args
+            else []
+        )
+        kept += [f"the config file {env[CONFIG_ENV]} ({CONFIG_ENV})"] if env else []
+        if kept:
+            err_console.print(
+                "It carries over what this shell uses: " + " and ".join(kept) + ".",
+                soft_wrap=True,
+                markup=False,
+            )
