@@ -120,8 +120,24 @@ def test_a_folder_holding_a_protected_note_is_not_changed_whole(vault: Path) -> 
         _ctx(vault, rules), "obsidian_vault_manager", operation="move_folder",
         target="Projects", destination="Archive",
     )  # fmt: skip
+    # A denied entry is not named (the agent may not learn it exists); a read-only one is.
+    assert out["success"] is False and "Secret plans" not in out["message"]
+    assert "keep from the agent" in out["message"]
+    assert _hashes(vault) == before
+    rules = VaultRules(read_only=("Projects/Secret plans",))
+    out = _call(
+        _ctx(vault, rules), "obsidian_vault_manager", operation="delete_folder",
+        target="Projects", confirmDestructive=True, recursive=True,
+    )  # fmt: skip
     assert out["success"] is False and "'Projects/Secret plans'" in out["message"]
     assert _hashes(vault) == before
+    # A denied note named exactly reads as one, not as "in" itself.
+    read = _call(_ctx(vault, RULES), "obsidian_get_context", contextType="read_note",
+                 target="Secrets/pin.md")  # fmt: skip
+    assert "'Secrets/pin.md' is in 'Secrets'," in read["error"]
+    read = _call(_ctx(vault, VaultRules(deny=("Inbox.md",))), "obsidian_get_context",
+                 contextType="read_note", target="Inbox.md")  # fmt: skip
+    assert read["error"].startswith("'Inbox.md' is a note which the vault's rules keep")
 
 
 @pytest.mark.parametrize(("where", "named"), [("Archive/old.md", True), ("Secrets/pin.md", False)])

@@ -66,9 +66,15 @@ def before(ctx: ToolContext, tool: Tool, arguments: Mapping[str, Any]) -> None:
     if isinstance(target, str) and target.strip("/") and (ctx.root / target).is_dir():
         inside = rules.covers_inside(target)  # a change to a whole folder
         if inside is not None:
+            # A denied entry is not named: the agent may not learn it exists.
+            what = (
+                "something the vault's rules keep from the agent"
+                if rules.hidden(inside)
+                else f"'{inside}', which the vault's rules protect"
+            )
             raise PathRefusedError(
-                f"{op.name} was not run: the folder '{target}' holds '{inside}', which the "
-                "vault's rules protect. Nothing was changed; work on single notes instead."
+                f"{op.name} was not run: the folder '{target}' holds {what}. Nothing was "
+                "changed; work on single notes instead."
             )
 
 

@@ -127,10 +127,15 @@ class VaultRules:
         for path in paths:
             found = self._rule(path)
             if found is not None and found[1] == "deny":
+                where = (
+                    f"'{path}' is a note"
+                    if _norm(path) == _norm(found[0])
+                    else f"'{path}' is in '{found[0]}',"
+                )
                 raise PathRefusedError(
-                    f"'{path}' is in '{found[0]}', which the vault's rules keep from the agent "
-                    "(deny). Work with other notes; only the person can change the rules "
-                    "(the [rules] table of config.toml)."
+                    f"{where} which the vault's rules keep from the agent (deny). Work with "
+                    "other notes; only the person can change the rules (the [rules] table of "
+                    "config.toml)."
                 )
 
     def check_write(self, operation: str, paths: Iterable[str], *, preview: bool = False) -> None:
