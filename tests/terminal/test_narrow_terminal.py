@@ -1,7 +1,9 @@
 """``vaultpilot chat`` in a 60-column terminal (tmux), and what it says when a run is stopped.
 
-At 60 columns the header wraps at a space, a wrapped diff line keeps its indent and its +/−
-sign, and a path in the list of changed notes breaks after a '/' (never inside a name). Ctrl-C
+At 60 columns the header wraps at a space, a wrapped diff line breaks at a word boundary and
+its later rows hang deeper with no sign (a lone "-." never reads as a deleted line), an approval
+names each file's line counts once and whole (a binary file says what happens to it instead), and
+a path in the list of changed notes breaks after a '/' (never inside a name). Ctrl-C
 in the middle of an answer reports the tokens that streamed, estimated, not 0.
 """
 
@@ -68,11 +70,12 @@ def test_a_narrow_terminal_wraps_at_spaces_signs_and_slashes(terminal: Make) -> 
     rows = _wait_rows(term, "1 Yes")
     shown = [r for r in rows if "item" in r]
     assert len(shown) >= 3, rows  # the long removed line took several rows
-    for row in shown:
-        assert row.startswith("    -") and len(row) < NARROW, rows  # indent and sign kept
-    # Nothing lost at the breaks (the terminal drops a row's trailing space, so compare
-    # without spaces).
-    assert "".join(r[len("    -") :] for r in shown).replace(" ", "") == long_line.replace(" ", "")
+    first, *more = shown
+    assert first.startswith("    -item00 ") and len(first) < NARROW, rows  # indent and sign
+    for row in more:  # continuations hang deeper, with no sign of their own
+        assert row.startswith("      item") and len(row) < NARROW, rows
+    # Broken at spaces only: the rows joined by a space are the line, every word whole.
+    assert " ".join([first[len("    -") :].strip(), *(r.strip() for r in more)]) == long_line
 
     term.type("1")
     term.send("Enter")
@@ -100,3 +103,62 @@ def test_ctrl_c_mid_answer_reports_the_tokens_that_streamed(terminal: Make) -> N
     assert "tokens (estimated)" in line, line
     count = int(line.split(" · ")[1].split()[0].replace(",", ""))
     assert count > 0 and "word199" not in screen
+
+
+def test_a_narrow_approval_says_each_files_counts_once_and_a_binary_files_fate(
+    terminal: Make,
+) -> None:
+    # "  Trips2/Japan Trip.md → Archive/Trips2/Japan Trip.md  +0 −0" is one column too wide.
+    moved = ["Trips2/Japan Trip.md", "Trips2/Kyoto Trip.md"]
+    garden = "Projects/Raised Beds"
+    turns: Sequence[ScriptedTurn] = [
+        ScriptedTurn(
+            tool_calls=[
+                ScriptedCall(
+                    name="obsidian_vault_manager",
+                    arguments={"operation": "bulk_move", "targets": moved,
+                               "destination": "Archive/Trips2"},
+                )
+            ]
+        ),
+        ScriptedTurn(
+            tool_calls=[
+                ScriptedCall(
+                    name="obsidian_vault_manager",
+                    arguments={"operation": "delete_folder", "target": garden,
+                               "confirmDestructive": True, "recursive": True},
+                )
+            ]
+        ),
+        ScriptedTurn(text="Done."),
+    ]  # fmt: skip
+    term = terminal(turns, width=NARROW)
+    for path in moved:
+        (term.vault / path).parent.mkdir(parents=True, exist_ok=True)
+        (term.vault / path).write_text("# Trip\n", encoding="utf-8")
+    (term.vault / garden).mkdir(parents=True)
+    (term.vault / garden / "Beds.md").write_text("# Beds\n", encoding="utf-8")
+    (term.vault / garden / "beds.png").write_bytes(b"\x89PNG\r\n\x1a\n not text")
+    term.start(*CHAT)
+    term.wait_prompt()
+    term.type("archive the trips, then drop the garden")
+    term.send("Enter")
+    rows = _wait_rows(term, "1 Yes")
+    # Each moved note's head is longer than the row: its counts come once and whole after
+    # it, never "+0" on one row and "−  +0 −0" on the next.
+    card = rows[next(i for i, r in enumerate(rows) if r.startswith("? Move(")) :]
+    assert re.findall(r"[+−]\d+", "\n".join(card)) == ["+0", "−0", "+0", "−0"], rows
+    assert sum(r.rstrip().endswith("  +0 −0") or r.strip() == "+0 −0" for r in card) == 2, rows
+    assert all(len(r) < NARROW for r in card), card
+    term.type("1")
+    term.send("Enter")
+    screen = term.wait_for("2 Yes", after=len(term.screen()))
+    rows = term.rows()
+    png = [r for r in rows if "beds.png" in r]
+    assert png and png[-1].strip() == f"{garden}/beds.png  binary, deleted", rows
+    assert not any("beds.png" in r and "+0" in r for r in rows), screen
+    term.type("1")
+    term.send("Enter")
+    rows = _wait_rows(term, "steps · ")
+    assert any(r.startswith("Changed 3 notes and 1 file:") for r in rows), rows
+    assert not (term.vault / garden).exists()

@@ -49,13 +49,33 @@ __all__ = ["JsonView", "TerminalView", "approval_block", "fold", "print_text"]
 _DIFF_LINES = 60  # per file, in an approval
 
 
+_HANG = "      "  # a wrapped diff line's later rows: deeper than its sign, with no sign
+
+
+def _cut_words(text: str, room: int) -> tuple[str, str]:
+    """The first row of ``text`` in ``room`` columns, broken at the last space that fits (cut
+    mid-word only when a word is wider than the row), and the rest."""
+    if cell_len(text) <= room:
+        return text, ""
+    head = chop_cells(text, room)[0]
+    space = text.rfind(" ", 0, len(head) + 1)
+    if space > 0 and text[:space].strip():
+        return text[:space].rstrip(), text[space:].lstrip(" ")
+    return head, text[len(head) :]
+
+
 def _diff_line(line: str, width: int) -> list[str]:
-    """One diff line cut to ``width`` columns; each piece starts with the indent and, for a
-    content line, its sign, so a wrapped added or removed line still reads as one."""
-    lead = "    " + (line[:1] if line[:1] in ("+", "-", " ") and not line.startswith("@@") else "")
-    body = line[len(lead) - 4 :]
-    room = max(10, width - cell_len(lead) - 1)
-    return [lead + piece for piece in chop_cells(body, room)] or [lead]
+    """One diff line in rows of at most ``width`` columns, broken at word boundaries: the first
+    row starts with the indent and, for a content line, its sign; the later rows hang deeper
+    with no sign, so a wrapped added or removed line reads as one, never as another line."""
+    sign = line[:1] if line[:1] in ("+", "-", " ") and not line.startswith("@@") else ""
+    lead = "    " + sign
+    first, rest = _cut_words(line[len(sign) :], max(10, width - cell_len(lead) - 1))
+    rows = [lead + first]
+    while rest:
+        piece, rest = _cut_words(rest, max(10, width - len(_HANG) - 1))
+        rows.append(_HANG + piece)
+    return rows
 
 
 def _diff_text(diff: str, width: int = 120) -> Text:
@@ -123,15 +143,18 @@ def approval_block(event: ApprovalRequired, *, width: int = 120) -> Text:
     text.append(f"  {event.reason}\n", "yellow")
     for d in event.diffs:
         path = str(d.get("path") or d.get("to") or "?")
-        added, removed = diff_counts(str(d.get("diff") or ""))
         moved = d.get("from") not in (None, path)
         head = f"  {d.get('from')} → {path}" if moved else f"  {path}"
-        counts = f"  +{added} −{removed}"
-        *lines, last = fold(head + counts, width - 1)
+        counts = _file_counts(d, path)
+        # The head is folded alone and the counts follow it whole: on its last row when they
+        # fit there, else on a row of their own (never split, never said twice).
+        *lines, last = fold(head, width - 1)
+        if cell_len(last) + 2 + cell_len(counts) > width - 1:
+            lines, last = [*lines, last], "  "
         for line in lines:
             text.append(line + "\n", "bold")
-        text.append(last[: len(last) - len(counts)], "bold")  # the counts stay on the last line
-        text.append(counts + "\n", "dim")
+        text.append(last, "bold")
+        text.append(f"  {counts}\n", "dim")
         text.append_text(_diff_text(str(d.get("diff") or ""), width))
     if not event.diffs:
         shown = json.dumps(event.arguments, ensure_ascii=False, indent=2)
@@ -140,13 +163,28 @@ def approval_block(event: ApprovalRequired, *, width: int = 120) -> Text:
     return text
 
 
+def _file_counts(d: dict[str, Any], path: str) -> str:
+    """A file's line counts, ``+3 −1``; for a file that is not a note (no hunks to count),
+    what happens to it: ``binary, deleted`` rather than a ``+0 −0`` that reads as nothing."""
+    diff = str(d.get("diff") or "")
+    if "\n@@" not in "\n" + diff and not path.lower().endswith(".md"):
+        before, after = d.get("from"), d.get("to")
+        what = "deleted" if after is None else "created" if before is None else "changed"
+        return f"binary, {'moved' if before and after and before != after else what}"
+    added, removed = diff_counts(diff)
+    return f"+{added} −{removed}"
+
+
 def _count_changed(changed: list[FileStep]) -> str:
-    """'1 note', '2 notes and 1 folder': what a run's changed list holds."""
+    """'1 note', '2 notes and 1 file', '1 note and 1 folder': what a run's changed list holds
+    (a note is a Markdown file; an attachment is a file)."""
     folders = sum(1 for step in changed if step.kind == "mkdir")
-    notes = len(changed) - folders
+    notes = sum(1 for s in changed if s.kind != "mkdir" and s.path.lower().endswith(".md"))
+    others = len(changed) - folders - notes
     parts = [plural(notes, "note")] if notes else []
+    parts += [plural(others, "file")] if others else []
     parts += [plural(folders, "folder")] if folders else []
-    return " and ".join(parts)
+    return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
 
 
 class TerminalView:
