@@ -216,10 +216,20 @@ def test_config_rules_allow_and_deny(tmp_path: Path, example_vault: Path, data_d
                 {"operation": "delete_note", "target": "Inbox.md", "confirmDestructive": True},
             )
             assert not deleted.is_error
+            # The person allows what was refused, as the refusal says: no restart needed.
+            (tmp_path / "config.toml").write_text(
+                '[approvals]\n"obsidian_vault_manager.move_note" = "allow"\n'
+            )
+            moved = await client.call_tool(
+                "obsidian_vault_manager",
+                {"operation": "move_note", "target": "Home.md", "destination": "Archive"},
+            )
+            assert not moved.is_error, _text(moved)
 
     _run(session)
     assert not (example_vault / "Inbox.md").exists()
     assert not (example_vault / "Archive" / "Inbox.md").exists()
+    assert (example_vault / "Archive" / "Home.md").exists()
 
 
 def test_several_vaults_take_a_vault_parameter(

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,9 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from vaultpilot.agent.approvals import ApprovalPolicy, operation_of
+from vaultpilot.agent.config import load_config
 from vaultpilot.agent.guard import RunGuard
+from vaultpilot.errors import VaultpilotError
 from vaultpilot.mcp.approval import Asked, ask_person, summarize
 from vaultpilot.mcp.vaults import VaultSession
 from vaultpilot.tools import TOOLS, get_tool
@@ -52,6 +55,7 @@ VAULT_PARAM = "vault"
 MAX_ARGUMENTS = 4 * 1024 * 1024
 
 
+log = logging.getLogger(__name__)
 _NAMES = tuple(tool.name for tool in TOOLS)  # in the registry's order: the same every run
 _UNDO_OVER_MCP = (
     "There is no undo over MCP: to restore it, the person runs `vaultpilot undo --last` in a "
@@ -59,12 +63,37 @@ _UNDO_OVER_MCP = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Approvals:
-    """The approval policy and where it is configured (for the refusal message)."""
+    """The approval policy and where it is configured (for the refusal message). ``current()``
+    reads the policy again when that file changed, so a person who allows a refused call there
+    need not restart the server their client started."""
 
     policy: ApprovalPolicy
     config_path: Path | None = None
+    _stamp: tuple[int, int] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self._stamp = self._file_stamp()
+
+    def _file_stamp(self) -> tuple[int, int] | None:
+        try:
+            st = self.config_path.stat() if self.config_path is not None else None
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size) if st is not None else None
+
+    def current(self) -> ApprovalPolicy:
+        stamp = self._file_stamp()
+        if stamp is not None and stamp != self._stamp and self.config_path is not None:
+            self._stamp = stamp
+            try:
+                found = load_config(path=self.config_path).config.approvals
+            except VaultpilotError as err:  # being edited, or wrong: the last good policy holds
+                log.warning("kept the approval policy: %s", err.message)
+            else:
+                self.policy = ApprovalPolicy().with_rules(found)
+        return self.policy
 
 
 def _schema(parameters: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
@@ -242,8 +271,9 @@ async def call_tool(
     except ValidationError:
         valid = False  # run_tool explains it; a call that cannot run needs no approval
     dry = arguments.get("dryRun") is True
-    decision = approvals.policy.decide(name, operation, dry_run=dry) if valid else "allow"
-    reason, by_rules = approvals.policy.reason(name, operation), False
+    policy = approvals.current()
+    decision = policy.decide(name, operation, dry_run=dry) if valid else "allow"
+    reason, by_rules = policy.reason(name, operation), False
     if decision == "allow" and valid:  # the vault's rules may still ask (mode, ask folders)
         rules = await vault.run(lambda c: c.rules)
         asks = RunGuard(rules).needs_approval(name, arguments)
