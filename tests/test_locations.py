@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from vaultpilot.errors import StorageError
+from vaultpilot.errors import SetupError, StorageError
 from vaultpilot.index.background import EmbedLock, lock_path
 from vaultpilot.index.db import connect as connect_index
-from vaultpilot.locations import vault_data_dir
+from vaultpilot.locations import find_vault, vault_data_dir
 from vaultpilot.memory.db import connect as connect_memory
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
@@ -143,3 +143,15 @@ def test_a_data_folder_that_is_a_file_is_a_clear_storage_error(tmp_path: Path) -
         connect_index(tmp_path / "data" / "index.db")
     with pytest.raises(StorageError, match="Could not open the memory database"):
         connect_memory(tmp_path / "data" / "memory.db")
+
+
+def test_the_disk_root_or_home_is_no_vault_without_obsidian(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(SetupError, match="root of the file system, not a vault"):
+        find_vault("/")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with pytest.raises(SetupError, match="your home folder, not a vault"):
+        find_vault(str(tmp_path))
+    (tmp_path / ".obsidian").mkdir()  # a vault kept right in the home folder is one
+    assert find_vault(str(tmp_path)) == tmp_path.resolve()

@@ -79,7 +79,9 @@ def memory_db_path(root: Path) -> Path:
 def find_vault(flag: str | Path | None, env: Mapping[str, str] | None = None) -> Path:
     """The vault folder: ``--vault``, else ``VAULTPILOT_VAULT``, else the current directory.
 
-    Raises SetupError with one clear line when the folder does not exist or is not a folder.
+    Raises SetupError with one clear line when the folder does not exist or is not a folder, or
+    is the root of the file system or the home folder without ``.obsidian/`` (indexing the whole
+    disk by a slip of the finger helps nobody).
     """
     env = os.environ if env is None else env
     raw = flag or env.get(VAULT_ENV) or "."
@@ -92,7 +94,14 @@ def find_vault(flag: str | Path | None, env: Mapping[str, str] | None = None) ->
         raise SetupError(
             f"Vault path '{raw}' is not a folder. Pass the folder that holds your notes."
         )
-    return path.resolve()
+    found = path.resolve()
+    if not (found / ".obsidian").is_dir() and found in {Path(found.anchor), Path.home().resolve()}:
+        what = "the root of the file system" if found == Path(found.anchor) else "your home folder"
+        raise SetupError(
+            f"'{raw}' is {what}, not a vault (it has no .obsidian/ folder). Pass the folder that "
+            "holds your notes, e.g. --vault ~/Notes."
+        )
+    return found
 
 
 def tighten(path: Path, mode: int = FILE_MODE) -> None:
