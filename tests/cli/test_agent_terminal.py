@@ -117,6 +117,26 @@ def test_a_change_to_several_notes_can_be_approved_file_by_file(
     assert "2 of" in sent or "left" in sent  # the model hears that one was left out
 
 
+def test_choosing_files_of_a_move_names_each_note_where_it_is_now(
+    vault: Path, env: dict[str, str]
+) -> None:
+    notes = ["People/Marcus Feld.md", "People/Priya Raman.md"]
+    bulk = ScriptedCall(
+        name="obsidian_vault_manager",
+        arguments={"operation": "bulk_move", "targets": notes, "destination": "Archive"},
+    )
+    turns = [ScriptedTurn(tool_calls=[bulk]), ScriptedTurn(text="Moved one.")]
+    with ScriptedModelServer(turns) as server:
+        done = _ask(env, server, vault, "archive them", stdin="4\ny\nn\n" + "y\n" * 20)
+    out = done.output
+    assert done.exit_code == 0, out
+    # Asked as the person knows each note (where it is), with what would happen to it.
+    assert f"Move {notes[0]}? [Y/n]" in out and f"Move {notes[1]}? [Y/n]" in out
+    assert "Change Archive/" not in out
+    assert (vault / "Archive" / "Marcus Feld.md").exists()
+    assert (vault / notes[1]).exists()
+
+
 def test_a_single_file_change_offers_no_file_choice(vault: Path, env: dict[str, str]) -> None:
     turns = [ScriptedTurn(tool_calls=[_delete("test.md")]), ScriptedTurn(text="Kept.")]
     with ScriptedModelServer(turns) as server:

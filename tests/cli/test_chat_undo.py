@@ -123,3 +123,59 @@ def test_a_journal_that_cannot_be_read_is_not_called_already_undone(
     assert "Could not undo: Could not read the change journal" in out, out
     assert "no such table: file_changes" in out
     assert "already undone" not in out and "Nothing to undo" not in out
+
+
+def test_undo_with_an_id_undoes_that_set_and_the_hint_names_it(
+    example_vault: Path, tmp_path: Path
+) -> None:
+    inbox = (example_vault / "Inbox.md").read_bytes()
+    move = {"operation": "move_note", "target": "Inbox.md", "destination": "Filed/Inbox.md"}
+    turns = [
+        ScriptedTurn(tool_calls=[ScriptedCall(name="obsidian_vault_manager", arguments=move)]),
+        ScriptedTurn(text="Filed."),
+    ]
+    with ScriptedModelServer(turns) as server:
+        env = _env(tmp_path, server)
+        first = runner.invoke(
+            app,
+            ["chat", "--vault", str(example_vault), "--yes"],
+            env=env,
+            input="file the inbox\n/undo\n/undo\n/exit\n",
+        )
+    assert first.exit_code == 0, first.output
+    said = re.search(r"To bring its changes back, /undo ([0-9a-f]{12})\.", first.output)
+    assert said is not None, first.output  # a command that works in chat
+    undo_id = said.group(1)
+    assert (example_vault / "Inbox.md").read_bytes() == inbox
+    with ScriptedModelServer([]) as server:
+        again = runner.invoke(
+            app,
+            ["chat", "--vault", str(example_vault)],
+            env=_env(tmp_path, server),
+            input=f"/undo {undo_id}\n/undo {undo_id}\n/exit\n",
+        )
+    out = again.output
+    assert again.exit_code == 0, out
+    assert f"Undid change set {undo_id}: restored Filed, Filed/Inbox.md (to bring" in out
+    assert not (example_vault / "Inbox.md").exists()  # the move stands again
+    assert (example_vault / "Filed" / "Inbox.md").read_bytes() == inbox
+    assert f"Could not undo: Change set {undo_id} was already undone by" in out
+
+
+def test_a_slash_command_refuses_an_argument_it_does_not_take(
+    example_vault: Path, tmp_path: Path
+) -> None:
+    with ScriptedModelServer([]) as server:
+        done = runner.invoke(
+            app,
+            ["chat", "--vault", str(example_vault)],
+            env=_env(tmp_path, server),
+            input="/new please\n/exit now\n/undo a b\n/exit\n",
+        )
+    out = done.output
+    assert done.exit_code == 0, out
+    assert "/new takes no argument (got 'please'): type /new alone." in out
+    assert "New conversation" not in out
+    assert "/exit takes no argument (got 'now'): type /exit alone." in out
+    assert "/undo takes one change-set id at most (got 'a b')" in out
+    assert "Conversation" not in out.split("/undo takes", 1)[1].split("\n", 1)[0]

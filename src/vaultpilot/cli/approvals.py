@@ -48,6 +48,20 @@ def _verb(event: ApprovalRequired) -> str:
     return label(event.name, event.arguments).split("(", 1)[0]
 
 
+def _file_question(event: ApprovalRequired, path: str) -> str:
+    """What happens to one file, named as the person knows it: ``Move Travel/Trip.md?`` (where
+    it is now, not where it would go), ``Delete A.md?``, ``Create B.md?``, ``Change C.md?``."""
+    diff = next((d for d in event.diffs if d.get("path") == path), {})
+    before, after = diff.get("from"), diff.get("to")
+    if before and after and before != after:
+        return f"Move {before}?"
+    if before and after is None:
+        return f"Delete {before}?"
+    if after and before is None:
+        return f"Create {after}?"
+    return f"Change {path}?"
+
+
 class NoAnswer(Exception):
     """Raised by an ``Ask`` when nobody is there to answer (stdin ended): the first question
     of an approval then goes unanswered; a later one (the reason, a file) takes its default."""
@@ -108,7 +122,7 @@ class Approver:
                 else "  Type 1, 2 or 3 (y, a or n) › "
             )
         if kind == "some":
-            return await self._choose(paths, ask)
+            return await self._choose(event, paths, ask)
         if kind == "always":
             self.allowed.add((event.name, event.operation))
         if kind != "no":
@@ -121,11 +135,11 @@ class Approver:
             return None
         return Choice("no", reason.strip() or None)
 
-    async def _choose(self, paths: list[str], ask: Ask) -> Choice | None:
+    async def _choose(self, event: ApprovalRequired, paths: list[str], ask: Ask) -> Choice | None:
         kept = []
         for path in paths:
             try:
-                answer = await ask(f"  Change {path}? [Y/n] › ")
+                answer = await ask(f"  {_file_question(event, path)} [Y/n] › ")
             except NoAnswer:
                 answer = ""
             if answer is None:

@@ -40,7 +40,7 @@ SLASH: dict[str, str] = {
     "/help": "this list",
     "/new": "start a new conversation (the vault stays)",
     "/history": "the recent conversations of this vault",
-    "/undo": "undo the last change set the agent made in this chat",
+    "/undo": "undo the last change set the agent made in this chat; /undo ID undoes that one",
     "/mode": "ask before risky steps (ask) or approve them all (auto): /mode auto",
     "/exit": "leave (also /quit, Ctrl-D, or Ctrl-C twice)",
 }
@@ -153,21 +153,33 @@ def _history(session: Session, out: Console) -> None:
     out.print(Text("Resume one with: vaultpilot chat --resume ID", "dim"))
 
 
-def _undo(session: Session, state: ChatState, out: Console) -> None:
-    """Undo the newest of this chat's runs that still stands (``memory.undo``'s rules)."""
+_REDO = "/undo {id}"  # how chat says "undo that undo": a command that works here
+
+
+def _undo(session: Session, state: ChatState, out: Console, set_id: str = "") -> None:
+    """Undo change set ``set_id`` (as ``vaultpilot undo ID``), or else the newest of this
+    chat's runs that still stands (``memory.undo``'s rules)."""
     from vaultpilot.memory.journal import Journal
     from vaultpilot.memory.undo import already_undone
     from vaultpilot.tools.manage import undo_change_set
 
     journal = session.ctx.journal
-    if not state.change_sets or journal is None:
+    if journal is None or not (state.change_sets or set_id):
         out.print(Text("Nothing to undo: the agent has changed no notes in this chat.", "dim"))
         return
     vault = str(session.vault)
     try:
-        newest_first = [journal.get(vault, s) for s in reversed(state.change_sets)]
-        standing = next((s for s in newest_first if s.undone_by is None), None)
-        refusal = already_undone(journal, newest_first[0]) if standing is None else None
+        if set_id:
+            standing = journal.get(vault, set_id)
+            refusal = already_undone(journal, standing, redo=_REDO)
+            if refusal is not None:
+                raise refusal
+        else:
+            newest_first = [journal.get(vault, s) for s in reversed(state.change_sets)]
+            standing = next((s for s in newest_first if s.undone_by is None), None)
+            refusal = (
+                already_undone(journal, newest_first[0], redo=_REDO) if standing is None else None
+            )
     except VaultpilotError as err:
         out.print(Text(f"Could not undo: {err.message}", "yellow"), soft_wrap=True)
         return
@@ -193,15 +205,39 @@ def _undo(session: Session, state: ChatState, out: Console) -> None:
         kind = "folder" if len(report.removed) == 1 else "folders"
         named.append(f"removed the empty {kind} {', '.join(report.removed)}")
     said = ", ".join(named[:-1]) + (" and " if len(named) > 1 else "") + named[-1] if named else ""
+    redo = f" (to bring the changes back: /undo {_new})" if _new else ""
     out.print(
-        Text(f"Undid change set {undone}: {said or 'nothing to change'}.", "green"),
+        Text(f"Undid change set {undone}: {said or 'nothing to change'}{redo}.", "green"),
         soft_wrap=True,
     )
+    lost = [*report.lost, *report.differ]
+    if report.skipped or lost:
+        out.print(Text(report.summary(), "yellow"), soft_wrap=True)
+
+
+_NO_ARGUMENT = ("/exit", "/quit", "/help", "/new", "/history")
 
 
 def slash(command: str, session: Session, state: ChatState, out: Console) -> bool:
-    """Handle a slash command; False when the chat should end."""
+    """Handle a slash command; False when the chat should end. A command given an argument
+    it does not take says so and does nothing (the argument is never silently dropped)."""
     word, _, rest = command.strip().partition(" ")
+    rest = rest.strip()
+    if word in _NO_ARGUMENT and rest:
+        out.print(
+            Text(f"{word} takes no argument (got '{rest}'): type {word} alone.", "yellow"),
+            soft_wrap=True,
+        )
+        return True
+    if word == "/undo" and len(rest.split()) > 1:
+        out.print(
+            Text(
+                f"/undo takes one change-set id at most (got '{rest}'), e.g. /undo 3572fff0e0a6.",
+                "yellow",
+            ),
+            soft_wrap=True,
+        )
+        return True
     match word:
         case "/exit" | "/quit":
             return False
@@ -214,7 +250,7 @@ def slash(command: str, session: Session, state: ChatState, out: Console) -> boo
         case "/history":
             _history(session, out)
         case "/undo":
-            _undo(session, state, out)
+            _undo(session, state, out, rest)
         case "/mode":
             wanted = rest.strip() or ("auto" if state.mode == "ask" else "ask")
             if wanted not in ("ask", "auto"):

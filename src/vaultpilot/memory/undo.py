@@ -193,14 +193,17 @@ def _restore_from_trash(root: Path, trashed: str, dest: str) -> None:
         folder = folder.parent
 
 
-def already_undone(journal: Journal, change_set: ChangeSet) -> InvalidArgumentError | None:
-    """The refusal ``undo`` gives a set already undone (see the module contract), or None."""
+def already_undone(
+    journal: Journal, change_set: ChangeSet, *, redo: str = "undo {id}"
+) -> InvalidArgumentError | None:
+    """The refusal ``undo`` gives a set already undone (see the module contract), or None.
+    ``redo`` is how the caller's user undoes that undo (chat: ``/undo {id}``)."""
     undoer = change_set.undone_by and journal.get(change_set.vault, change_set.undone_by)
     if not undoer:
         return None
     return InvalidArgumentError(
         f"Change set {change_set.id} was already undone by {undoer.id} at {undoer.when}; "
-        f"nothing to do. To bring its changes back, undo {undoer.id}."
+        f"nothing to do. To bring its changes back, {redo.format(id=undoer.id)}."
     )
 
 
