@@ -33,6 +33,7 @@ from vaultpilot.cli.approvals import Ask
 from vaultpilot.cli.run_changes import RunChanges
 from vaultpilot.cli.steps import label, outcome
 from vaultpilot.errors import VaultpilotError
+from vaultpilot.memory.journal import ChangeSet
 
 __all__ = ["SLASH", "ChatState", "header", "replay", "run_chat"]
 
@@ -169,6 +170,7 @@ def _undo(session: Session, state: ChatState, out: Console, set_id: str = "") ->
         return
     vault = str(session.vault)
     try:
+        standing: ChangeSet | None
         if set_id:
             standing = journal.get(vault, set_id)
             refusal = already_undone(journal, standing, redo=_REDO)
