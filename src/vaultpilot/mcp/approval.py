@@ -71,8 +71,16 @@ def _cut(text: str, limit: int) -> str:
 
 def _file_change(diff: Mapping[str, Any]) -> tuple[str, int, int]:
     before, after = diff.get("from"), diff.get("to")
-    added, removed = diff_counts(str(diff.get("diff") or ""))
+    text = str(diff.get("diff") or "")
+    added, removed = diff_counts(text)
     counts = f"+{added} −{removed}"
+    path = str(diff.get("path") or after or before or "")
+    if "\n@@" not in "\n" + text and not path.lower().endswith(".md"):
+        # Not a note (no hunks to count): "+0 −0" would read as "nothing changes".
+        what = "deleted" if after is None else "created" if before is None else "changed"
+        if before and after and before != after:
+            return f"{before} → {after} (binary, moved)", 0, 0
+        return f"{before if after is None else after} (binary, {what})", 0, 0
     if after is None and before:
         return f"{before} deleted ({counts})", added, removed
     if before is None and after:
