@@ -369,3 +369,55 @@ def test_a_write_waits_for_the_vault_lock_then_answers_busy(sandbox: Path, data_
     assert tree(sandbox) == before
     sent = note_request("update_note", vault, note_name="Projects/Plan", content="mine\n")
     assert run_agent("obsidian_agent", sent, env=env).reply["code"] == 0
+
+
+def test_writes_are_journaled_and_undone(sandbox: Path, data_dir: Path) -> None:
+    from vaultpilot.locations import memory_db_path
+    from vaultpilot.memory.journal import Journal
+
+    vault = sandbox / "vault"
+    before = tree(sandbox)
+    for action, name in (("create_note", "New/Idea"), ("update_note", "Projects/Plan")):
+        sent = note_request(action, vault, note_name=name, content="written\n")
+        assert run_agent("obsidian_agent", sent).reply["code"] == 0
+    journal = Journal(memory_db_path(data_dir))
+    sets = journal.change_sets(str(vault.resolve()))
+    assert [(s.source, s.summary) for s in sets] == [
+        ("obsidian_agent", "update_note"), ("obsidian_agent", "create_note"),
+    ]  # fmt: skip
+    assert sets[1].paths() == ["New/Idea.md"]
+    journal.close()
+    for _ in sets:  # the newest first, as a person would, with the same command
+        done = subprocess.run(
+            [str(Path(sys.executable).parent / "vaultpilot"), "undo", "--last", "--vault", str(vault)],
+            capture_output=True, text=True, check=False, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    assert {k: v for k, v in tree(sandbox).items() if not k.startswith("vault/.trash")} == before
+
+
+def test_the_vaults_rules_hold(sandbox: Path, tmp_path: Path) -> None:
+    vault = sandbox / "vault"
+    (vault / "Secrets").mkdir()
+    (vault / "Secrets" / "pin.md").write_text("4242\n", encoding="utf-8")
+    (vault / "Diary.md").write_text("dear diary\n", encoding="utf-8")
+    config = tmp_path / "config.toml"
+    config.write_text(
+        '[rules]\ndeny = ["Secrets"]\nprivate = ["Diary.md"]\nread_only = ["Projects"]\n',
+        encoding="utf-8",
+    )
+    env = {**os.environ, "VAULTPILOT_CONFIG": str(config)}
+    before = tree(sandbox)
+    read = run_agent(
+        "obsidian_agent", note_request("read_note", vault, note_name="Secrets/pin"), env=env
+    ).reply
+    assert read["code"] == 3 and "deny" in read["error"] and "4242" not in json.dumps(read)
+    diary = run_agent(
+        "obsidian_agent", note_request("read_note", vault, note_name="Diary"), env=env
+    ).reply
+    assert diary["code"] == 0 and "private" in diary["result"]["data"]
+    for action, name in (("update_note", "Projects/Plan"), ("create_note", "Secrets/new")):
+        sent = note_request(action, vault, note_name=name, content="x\n")
+        reply = run_agent("obsidian_agent", sent, env=env).reply
+        assert reply["code"] == 3 and "was not run" in reply["error"]
+    assert tree(sandbox) == before

@@ -18,6 +18,12 @@ Contract (spec ``000_e03d1b2efb812368.txt``; gaps closed as ``spec/README.md`` s
 * ``create_note`` never overwrites (missing folders are created); ``update_note`` only replaces an
   existing note, keeping its line endings and byte-order mark. ``read_note`` returns the note's
   text with ``\\n`` line endings and without a byte-order mark.
+* The vault's rules (``[rules]`` of the config file, as for every entry point) hold: a ``deny``
+  note is neither read nor written, a ``private`` note reads as the tools' placeholder and is not
+  written, a ``read_only`` one is not written, and ``mode = "read-only"`` refuses every write
+  (code 3, the tools' message). Every write is recorded in the change journal (memory.db in the
+  data folder, source ``obsidian_agent``), so ``vaultpilot undo`` restores it; a write the
+  journal cannot record is put back and answered as an error.
 * Success: ``status`` "success", ``code`` 0, ``result`` ``{"output_type": "text", "data": …,
   "metadata": null}``; ``data`` is "Note 'X' created successfully." / "… updated successfully." /
   the note's text. ``request_id``, ``api_version``, ``plan_id``, ``task_id`` and
@@ -28,17 +34,20 @@ Contract (spec ``000_e03d1b2efb812368.txt``; gaps closed as ``spec/README.md`` s
   field missing, empty or not a string: "Missing 'vault_path' in parameters"); code 3 the vault
   operation failed (no such vault or note, note exists, path refused, I/O).
 
-Only the standard library, ``wire``, ``jsonlog``, ``vault.files``, ``vault.lock`` and (to write)
-``locations`` are imported: no pydantic, typer or rich, so a round trip stays far below its
-150 ms budget (``bench/bench_contract.py``).
+Only the standard library, ``wire``, ``jsonlog``, ``vault.files``, ``vault.lock`` and ``configfile``
+are imported up front, and ``locations`` and the journal to write: no pydantic, typer or rich,
+so a round trip stays far below its 150 ms budget (``bench/bench_contract.py``). The rules'
+validation (pydantic) is imported only when the config file has a ``[rules]`` table.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vaultpilot.contract.jsonlog import JsonLog
 from vaultpilot.contract.wire import (
@@ -60,6 +69,10 @@ from vaultpilot.errors import (
 )
 from vaultpilot.vault import files
 from vaultpilot.vault.lock import DEFAULT_WAIT, LOCK_NAME, write_lock
+
+if TYPE_CHECKING:
+    from vaultpilot.memory import journal
+    from vaultpilot.tools.rules import VaultRules
 
 __all__ = ["ACTIONS", "TOOL", "NoteCommand", "handle", "main", "parse_command"]
 
@@ -122,24 +135,67 @@ def _vault_root(vault_path: str, cwd: Path) -> Path:
     return root
 
 
+def _rules(root: Path) -> VaultRules | None:
+    """The vault's rules, or None when the config file sets none (nothing to import then)."""
+    from vaultpilot.configfile import config_path, read_config
+
+    path = config_path()
+    if not path.is_file():
+        return None
+    config = read_config(path)
+    if "rules" not in config:
+        return None
+    from vaultpilot.tools.rules import load_rules
+
+    return load_rules(config, root, where=str(path))
+
+
 def execute(command: NoteCommand, *, cwd: Path) -> str:
     """Carry out a note command; returns ``data``. VaultpilotError means code 3."""
     root = _vault_root(command.vault_path, cwd)
     rel = _note_rel(command.note_name)
     name = command.note_name
+    rules = _rules(root)
     if command.action == "read_note":
+        if rules is not None:
+            rules.check_read([rel])
         try:
-            return files.read_note(root, rel).text
+            text = files.read_note(root, rel).text
         except NotFoundError:
             raise NotFoundError(
                 f"Note '{name}' does not exist in the vault ('{rel}' not found)."
             ) from None
-    files.confine(root, rel, write=True)  # refuse escapes and protected folders before anything
-    assert command.content is not None
-    from vaultpilot.locations import data_root, vault_data_dir  # only writes need it
+        if rules is not None and rules.private_note(rel):
+            from vaultpilot.tools.rules import PRIVATE_TEXT
 
-    with write_lock(vault_data_dir(root, data_root()) / LOCK_NAME, timeout=_lock_wait()):
-        return _write(command, root, rel)
+            return PRIVATE_TEXT
+        return text
+    files.confine(root, rel, write=True)  # refuse escapes and protected folders before anything
+    if rules is not None:
+        rules.check_write(command.action, [rel])
+    assert command.content is not None
+    from vaultpilot.locations import data_root, memory_db_path, vault_data_dir
+    from vaultpilot.memory import journal
+
+    data = data_root()
+    book = journal.Journal(memory_db_path(data), source=TOOL)
+    try:
+        with (
+            write_lock(vault_data_dir(root, data) / LOCK_NAME, timeout=_lock_wait()),
+            journal.recording(book, str(root), command.action, revert=_put_back(root)),
+        ):
+            return _write(command, root, rel, book)
+    finally:
+        book.close()
+
+
+def _put_back(root: Path) -> Callable[[Sequence[journal.FileChange]], list[str]]:
+    def revert(changes: Sequence[journal.FileChange]) -> list[str]:
+        from vaultpilot.memory.undo import revert as undo_now
+
+        return undo_now(root, changes).skipped
+
+    return revert
 
 
 def _lock_wait() -> float:
@@ -150,18 +206,25 @@ def _lock_wait() -> float:
         return DEFAULT_WAIT
 
 
-def _write(command: NoteCommand, root: Path, rel: str) -> str:
+def _write(command: NoteCommand, root: Path, rel: str, book: journal.Journal) -> str:
+    from vaultpilot.memory import journal  # the module, at run time
+
     name = command.note_name
     assert command.content is not None
     if command.action == "create_note":
+        made = files.missing_parents(root, rel)
         try:
-            files.create_note(root, rel, command.content)
+            note = files.create_note(root, rel, command.content)
         except AlreadyExistsError:
             if os.path.lexists(root / rel):
                 raise AlreadyExistsError(
                     f"Note '{name}' already exists; use update_note to change it."
                 ) from None
             raise
+        for folder in made:
+            journal.note(book, journal.FileChange("mkdir", None, folder))
+        after = files.encode_note(note.text, note.fmt)
+        journal.note(book, journal.FileChange("create", None, rel, None, after))
         return f"Note '{name}' created successfully."
     try:
         current = files.read_note(root, rel)
@@ -170,6 +233,9 @@ def _write(command: NoteCommand, root: Path, rel: str) -> str:
             f"Note '{name}' does not exist ('{rel}' not found); use create_note to create it."
         ) from None
     files.replace_note(root, rel, command.content, current.fmt, base=current)
+    before = files.encode_note(current.text, current.fmt)
+    after = files.encode_note(command.content, current.fmt)
+    journal.note(book, journal.FileChange("update", rel, rel, before, after))
     return f"Note '{name}' updated successfully."
 
 
