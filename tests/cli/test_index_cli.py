@@ -135,3 +135,20 @@ def test_brackets_in_an_error_are_printed_as_written(example_vault: Path) -> Non
         out = vp("links", name, "--vault", str(example_vault))
         assert out.returncode == 2, out.stderr
         assert f"'{name}'" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.usefixtures("data_dir")
+def test_no_backlinks_is_said_and_bad_filters_are_refused(example_vault: Path) -> None:
+    (example_vault / "Lonely.md").write_text("# Lonely\nlinks nowhere\n", encoding="utf-8")
+    out = vp("backlinks", "Lonely", "--vault", str(example_vault))
+    assert out.returncode == 0 and out.stdout.strip() == "No notes link to Lonely.md.", out
+    out = vp("links", "Lonely", "--vault", str(example_vault))
+    assert out.returncode == 0 and out.stdout.strip() == "Lonely.md links to no note or file."
+    assert (
+        json.loads(vp("backlinks", "Lonely", "--json", "--vault", str(example_vault)).stdout) == []
+    )
+    tag = vp("search", "x", "--tag", "#bad tag", "--vault", str(example_vault))
+    assert tag.returncode == 2 and "a tag has no spaces" in tag.stderr, tag.stderr
+    folder = vp("search", "village", "--path", "/nonexist", "--vault", str(example_vault))
+    assert folder.returncode == 2 and "--path Projects" in folder.stderr, folder.stderr
+    assert "Plan.md" not in folder.stderr  # the example names a folder, not a note

@@ -188,6 +188,9 @@ def test_bad_ids_and_arguments(vault: Path) -> None:
     assert "not both" not in err
     code, _, err = vp(vault, "undo", "abc", "--last")
     assert code == 2 and "not both" in err
+    assert err.strip() == "error: Give either a change-set id (abc) or --last, not both."
+    code, _, err = vp(vault, "undo", "")
+    assert code == 2 and "The change-set id is empty" in err and "ambiguous" not in err
     code, out, _ = vp(vault, "history")
     assert code == 0 and "No changes recorded" in out
 
@@ -302,3 +305,22 @@ def test_history_lists_a_table_and_refuses_a_limit_below_one(vault: Path) -> Non
     for bad in ("0", "-1"):
         code, out, err = vp(vault, "history", "--limit", bad)
         assert code == 2 and "--limit" in err and "greater than or equal to 1" in err, (out, err)
+
+
+def test_an_id_matching_several_sets_names_them(vault: Path) -> None:
+    ids: list[str] = []
+    n = 0
+    while len({i[0] for i in ids}) == len(ids):  # until two ids share their first character
+        tool(vault, operation="create_note", target=f"N{n}.md", content="x")
+        n += 1
+        code, out, _ = vp(vault, "history", "--json", "--limit", "100")
+        ids = [s["id"] for s in json.loads(out)]
+    first = next(i[0] for i in ids if sum(j[0] == i[0] for j in ids) > 1)
+    matching = [i for i in ids if i.startswith(first)]
+    for command in ("show", "undo"):
+        code, _, err = vp(vault, command, first)
+        assert code == 2, err
+        assert f"'{first}' matches several change sets: " in err and "give more of the id" in err
+        assert all(i in err for i in matching) and "No change set" not in err
+    code, _, err = vp(vault, "show", "")
+    assert code == 2 and "The change-set id is empty" in err

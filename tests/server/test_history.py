@@ -103,6 +103,21 @@ def test_rest_routes(server: Live, vault: Path) -> None:
         )  # the REST routes carry what the journal knows, as /rpc does
         missing = c.get("/history/ffffffffffff")
         assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+        # A body that does not validate is answered as UndoChangeSet, like every other answer
+        # of the route; nothing is undone.
+        for body in ({"skipChanged": "maybe"}, {"vaultId": "vault", "extra": 1}):
+            bad = c.post(f"/history/{only['id']}/undo", json=body)
+            reply = bad.json()
+            assert bad.status_code == 400 and reply["commandName"] == "UndoChangeSet", reply
+            assert reply["error"]["code"] == "invalid_argument"
+            assert "UndoChangeSet" in reply["error"]["message"], reply
+        broken = c.post(
+            f"/history/{only['id']}/undo",
+            content=b"{not json",
+            headers={"Content-Type": "application/json"},
+        )
+        assert broken.status_code == 400 and broken.json()["commandName"] == "UndoChangeSet"
+        assert "not valid JSON" in broken.json()["error"]["message"]
     with server.http() as c:
         c.headers.pop("Authorization")
         assert c.get("/history").status_code == 401

@@ -234,13 +234,14 @@ def test_delete_folder_needs_recursive_when_not_empty(ctx: ToolContext) -> None:
     )
     refused(
         manage(ctx, operation="delete_folder", target="Recipes", confirmDestructive=True),
-        "Folder 'Recipes' is not empty: it holds 3 notes and 0 other files. Set recursive=true",
+        "Folder 'Recipes' is not empty: it holds 3 notes. Set recursive=true",
     )
     assert (ctx.root / "Recipes").is_dir()
     result = manage(
         ctx, operation="delete_folder", target="Recipes", confirmDestructive=True, recursive=True
     )
     assert result["success"] and (ctx.root / ".trash/Recipes/Weeknight Dal.md").is_file()
+    assert "(3 notes)" in result["message"] and "other file" not in result["message"]
     assert "link to notes that were in it" in result["warnings"][0]
     (ctx.root / "Empty").mkdir()
     empty = manage(ctx, operation="delete_folder", target="Empty", confirmDestructive=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -123,6 +124,7 @@ def search_cmd(
             f"The query {quoted(query)} is too long: at most {QUERY_MAX:,} characters. Search "
             'for a few words or a "quoted phrase".'
         )
+    _check_filters(tag, path)
     ws = open_workspace(vault, data_dir)
     with index_connection(ws, fresh=True) as conn:
         hits, total = search(conn, query, tag=tag, folder=path, limit=limit)
@@ -153,6 +155,21 @@ def search_cmd(
     console.print(Text(shown + (f" ({within})" if within else "") + ", best first", "dim"))
 
 
+def _check_filters(tag: str | None, folder: str | None) -> None:
+    """``--tag`` and ``--path`` as the command line gives them: a tag has no spaces, and a
+    folder is relative to the vault (the examples name a tag and a folder, not a note)."""
+    if tag is not None and (not tag.strip("#").strip() or any(c.isspace() for c in tag)):
+        raise InvalidArgumentError(
+            f"--tag {quoted(tag)} is not a tag: a tag has no spaces. Give one tag, e.g. "
+            "--tag project or --tag project/active."
+        )
+    if folder is not None and (folder.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", folder)):
+        raise InvalidArgumentError(
+            f"--path {quoted(folder)} is absolute: give a folder inside the vault, relative to "
+            "its root, e.g. --path Projects or --path 'Projects/Mobile App'."
+        )
+
+
 def _highlighted(snippet: str) -> Text:
     """The snippet with the index's ``**match**`` markers shown as bold, not as asterisks."""
     out = Text()
@@ -179,6 +196,10 @@ def _show_links(
         rows = backlinks_of(conn, path) if backlinks else outgoing_links(conn, path)
     if as_json:
         print(json.dumps([asdict(r) for r in rows], ensure_ascii=False, indent=2))
+        return
+    if not rows:
+        said = f"No notes link to {path}." if backlinks else f"{path} links to no note or file."
+        console.print(Text(said), soft_wrap=True)
         return
     table = Table("from" if backlinks else "to", "line", "kind", "written as")
     for r in rows:

@@ -28,7 +28,7 @@ from vaultpilot.cli.common import (
     handle_errors,
     open_workspace,
 )
-from vaultpilot.errors import NotFoundError, UnreadableNoteError
+from vaultpilot.errors import InvalidArgumentError, NotFoundError, UnreadableNoteError
 from vaultpilot.locations import data_root, memory_db_path
 from vaultpilot.memory.journal import ChangeSet, Journal, StoredChange
 from vaultpilot.memory.undo import UndoReport
@@ -72,6 +72,27 @@ def _existing(journal: Journal | None, set_id: str | None) -> Journal:
             "nothing to undo or show (`vaultpilot history` lists what has been)."
         )
     return journal
+
+
+def _one_set(journal: Journal, vault: str, set_id: str) -> ChangeSet:
+    """The change set ``set_id`` names (a unique prefix works); an empty id, or a prefix that
+    matches several sets, is refused saying what to give instead."""
+    if not set_id.strip():
+        raise InvalidArgumentError(
+            "The change-set id is empty: give one as `vaultpilot history` lists it."
+        )
+    try:
+        return journal.get(vault, set_id)
+    except NotFoundError:
+        matches = [
+            s.id for s in journal.change_sets(vault, limit=100_000) if s.id.startswith(set_id)
+        ]
+        if len(matches) > 1:
+            shown = ", ".join(matches[:8]) + (" …" if len(matches) > 8 else "")
+            raise InvalidArgumentError(
+                f"'{set_id}' matches several change sets: {shown}; give more of the id."
+            ) from None
+        raise
 
 
 def _undone_mark(cs: ChangeSet) -> str:
@@ -146,7 +167,7 @@ def register(app: typer.Typer) -> None:
         ws = open_workspace(vault, data_dir, indexes=False)
         journal = _existing(journal_for(data_dir), set_id)
         try:
-            cs = journal.get(str(ws.vault), set_id)
+            cs = _one_set(journal, str(ws.vault), set_id)
             diffs = [_diff(journal, c) for c in cs.changes]
         finally:
             journal.close()
@@ -173,16 +194,18 @@ def register(app: typer.Typer) -> None:
         from vaultpilot.tools import open_context
         from vaultpilot.tools.manage import check_undo_target, undo_change_set
 
-        check_undo_target(set_id, last=last)
+        check_undo_target(set_id, last=last, last_word="--last")
         ws = open_workspace(vault, data_dir, indexes=False)
         journal = _existing(journal_for(data_dir), set_id)
         try:
             # Look the set up before the index is opened: an unknown id (or a folder that was
             # never a vault) creates no data folder.
-            journal.get(str(ws.vault), set_id or journal.last_to_undo(str(ws.vault)))
+            wanted = _one_set(journal, str(ws.vault), set_id or journal.last_to_undo(str(ws.vault)))
             ctx = open_context(ws.vault, ws.db_path, journal=journal)
             try:
-                undone, new, report = undo_change_set(ctx, set_id, skip_changed=skip_changed)
+                undone, new, report = undo_change_set(
+                    ctx, wanted.id if set_id else None, skip_changed=skip_changed
+                )
             finally:
                 ctx.conn.close()
         finally:

@@ -20,8 +20,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 
 from vaultpilot.configfile import config_path
@@ -30,6 +32,7 @@ from vaultpilot.server import models as m
 from vaultpilot.server.envelope import (
     Envelope,
     error_reply,
+    failure,
     internal_failure,
     retry_headers,
     success,
@@ -37,6 +40,7 @@ from vaultpilot.server.envelope import (
 from vaultpilot.server.history import conversation_transcript
 from vaultpilot.server.rpc import execute
 from vaultpilot.server.state import ServerState
+from vaultpilot.server.validation import explain
 from vaultpilot.tools.context import ToolContext
 
 __all__ = ["UndoBody", "add_history_routes"]
@@ -51,6 +55,30 @@ class UndoBody(BaseModel):
 
     vaultId: str | None = Field(None, max_length=64)
     skipChanged: bool = False
+
+
+class _UndoRoute(APIRoute):
+    """``POST /history/{id}/undo``: a body that fails validation is answered in the words of
+    the command the route runs (``UndoChangeSet``), as every other answer of the route is, not
+    with the name of the path's last segment."""
+
+    def get_route_handler(self) -> Callable[[Request], Any]:
+        handler = super().get_route_handler()
+
+        async def run(request: Request) -> Response:
+            try:
+                response: Response = await handler(request)
+            except RequestValidationError as exc:
+                errors = [{**e, "loc": tuple(e.get("loc", ()))[1:]} for e in exc.errors()]
+                if any(e.get("type") == "json_invalid" for e in errors):
+                    message = "The body is not valid JSON; send a JSON object."
+                else:
+                    message = explain("arguments for UndoChangeSet", UndoBody, errors)
+                reply = failure(None, "UndoChangeSet", "invalid_argument", message)
+                return JSONResponse(reply, status_code=400)
+            return response
+
+        return run
 
 
 async def _run(state: ServerState, name: str, arguments: dict[str, Any]) -> JSONResponse:
@@ -118,17 +146,21 @@ def add_history_routes(app: FastAPI, state: ServerState) -> None:
         """One change set with the unified diff of each file change (ShowChangeSet)."""
         return await _run(state, "ShowChangeSet", {**_vault(vaultId), "id": set_id})
 
-    @app.post(
-        "/history/{set_id}/undo",
-        response_model=Envelope[m.UndoChangeSetResult],
-        responses=refused,
-        operation_id="undoChangeSet",
-    )
     async def undo(set_id: str, body: UndoBody | None = None) -> JSONResponse:
         """Undo one change set as a new change set (UndoChangeSet)."""
         options = body or UndoBody()
         arguments = {**_vault(options.vaultId), "id": set_id, "skipChanged": options.skipChanged}
         return await _run(state, "UndoChangeSet", arguments)
+
+    app.router.add_api_route(
+        "/history/{set_id}/undo",
+        undo,
+        methods=["POST"],
+        response_model=Envelope[m.UndoChangeSetResult],
+        responses=refused,
+        operation_id="undoChangeSet",
+        route_class_override=_UndoRoute,
+    )
 
     @app.get(
         "/conversations/{conversation_id}",

@@ -90,16 +90,18 @@ def delete_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
     entries = [e for e in files.confine(ctx.root, folder).rglob("*")]
     notes = sum(1 for e in entries if e.is_file() and e.name.lower().endswith(".md"))
     others = sum(1 for e in entries if e.is_file()) - notes
+    held = [plural(notes, "note")] if notes else []
+    held += [plural(others, "other file" if notes else "file")] if others else []
     if entries and not p.recursive:
         raise ConfirmationRequiredError(
-            f"Folder '{folder}' is not empty: it holds {plural(notes, 'note')} and "
-            f"{plural(others, 'other file')}. Set recursive=true (with "
+            f"Folder '{folder}' is not empty: it holds {' and '.join(held) or 'empty folders'}"
+            ". Set recursive=true (with "
             "confirmDestructive=true) to move the folder and everything in it to .trash/, or "
             "move its notes elsewhere first."
         )
     inside = set(paths_under(ctx.conn, folder))
     warnings = links_after_removal(ctx, inside, "notes that were in it")
-    counts = f"{plural(notes, 'note')}, {plural(others, 'other file')}"
+    counts = ", ".join(held) or "empty"
     if p.dry_run:
         diffs = [_removal(ctx, q) for q in sorted(inside)]
         message = f"would delete folder '{folder}' ({counts})."

@@ -575,17 +575,24 @@ def _run(ctx: ToolContext, params: VaultManagerParams) -> OperationResult:  # no
     return result
 
 
-def check_undo_target(set_id: str | None, *, last: bool) -> None:
+def check_undo_target(set_id: str | None, *, last: bool, last_word: str = "last: true") -> None:
     """What an undo is asked for: a change-set id or ``last``, exactly one (the CLI's
-    ``undo ID | --last`` and the server's ``id`` / ``last``); InvalidArgumentError otherwise."""
+    ``undo ID | --last`` and the server's ``id`` / ``last``); InvalidArgumentError otherwise,
+    in the caller's words for "last" (``last_word``: the server's field by default, the CLI
+    passes ``--last``)."""
     if set_id is None and not last:
         raise InvalidArgumentError(
-            "Say which change set to undo: its id (as the history lists it), or last for the "
-            "latest one (--last on the command line, last: true over the server)."
+            "Say which change set to undo: its id (as the history lists it), or "
+            f"{last_word} for the latest one."
+        )
+    if set_id is not None and not set_id.strip():
+        raise InvalidArgumentError(
+            f"The change-set id is empty: give one as the history lists it, or {last_word} for "
+            "the latest change set."
         )
     if set_id is not None and last:
         raise InvalidArgumentError(
-            f"Give either a change-set id ({set_id}) or last (--last, last: true), not both."
+            f"Give either a change-set id ({set_id}) or {last_word}, not both."
         )
 
 
