@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -152,3 +153,29 @@ def test_no_backlinks_is_said_and_bad_filters_are_refused(example_vault: Path) -
     folder = vp("search", "village", "--path", "/nonexist", "--vault", str(example_vault))
     assert folder.returncode == 2 and "--path Projects" in folder.stderr, folder.stderr
     assert "Plan.md" not in folder.stderr  # the example names a folder, not a note
+
+
+@pytest.mark.usefixtures("data_dir")
+def test_a_rebuild_says_the_embeddings_are_kept_and_reuses_them(example_vault: Path) -> None:
+    from vaultpilot.index.embedding import EmbeddingModelMissing, load_default_embedder
+
+    try:
+        load_default_embedder()
+    except EmbeddingModelMissing as err:
+        pytest.skip(f"the offline model is not built ({err})")
+    first = vp("index", "--vault", str(example_vault))
+    assert first.returncode == 0 and "embedded " in first.stdout, first.stdout
+    assert "kept" not in first.stdout  # nothing to keep on a first index
+    help_text = " ".join(vp("index", "--help").stdout.split())
+    assert "The embeddings are kept" in help_text and "nothing is embedded twice" in help_text
+    rebuilt = vp("index", "--rebuild", "--no-embed", "--vault", str(example_vault))
+    kept = re.search(
+        r"kept (\d+) embeddings: `vaultpilot embed` chunks the notes again", rebuilt.stdout
+    )
+    assert rebuilt.returncode == 0 and kept is not None, rebuilt.stdout
+    status = vp("status", "--vault", str(example_vault)).stdout
+    assert f"{kept.group(1)} embeddings kept for their unchanged text" in status, status
+    assert "nothing embedded yet" not in status
+    again = vp("embed", "--vault", str(example_vault))
+    assert again.returncode == 0 and "their text was already embedded" in again.stdout, again
+    assert f"{kept.group(1)} of {kept.group(1)} chunks embedded" in again.stdout

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -25,8 +26,10 @@ from vaultpilot.cli.common import (
     quoted,
 )
 from vaultpilot.errors import InvalidArgumentError
+from vaultpilot.wording import plural
 
 if TYPE_CHECKING:
+    from vaultpilot.index.semantic import EmbeddingStatus
     from vaultpilot.index.status import IndexStatus
 
 __all__ = ["register"]
@@ -45,7 +48,15 @@ def register(app: typer.Typer) -> None:
 def index_cmd(
     vault: VaultOpt = None,
     data_dir: DataDirOpt = None,
-    rebuild: Annotated[bool, typer.Option("--rebuild", help="Start from an empty index.")] = False,
+    rebuild: Annotated[
+        bool,
+        typer.Option(
+            "--rebuild",
+            help="Start from an empty index: every note is parsed and chunked again. The "
+            "embeddings are kept (stored by chunk text) and reused for every unchanged chunk, so "
+            "nothing is embedded twice.",
+        ),
+    ] = False,
     no_embed: Annotated[
         bool, typer.Option("--no-embed", help="Index only; embed later with `vaultpilot embed`.")
     ] = False,
@@ -75,6 +86,7 @@ def index_cmd(
             bar.update(task, completed=done, total=total)
 
         report = sync_vault(conn, ws.vault, rebuild=rebuild, progress=progress, counts=True)
+        kept = _stored_vectors(conn) if rebuild else 0
     console.print(
         f"[green]indexed[/] {ws.vault}: {report.notes} notes ({report.parsed} parsed, "
         f"{report.deleted} removed), {report.attachments} attachments, {report.links} links "
@@ -86,6 +98,13 @@ def index_cmd(
         console.print(
             f"[yellow]warning[/]: {escape(str(ws.vault))} holds no notes (.md files). Is it the "
             "vault you meant? Name another with --vault PATH."
+        )
+    if kept:
+        again = "`vaultpilot embed` chunks" if no_embed else "the embedding pass below chunks"
+        console.print(
+            f"[green]kept[/] {plural(kept, 'embedding')}: {again} the notes again and reuses them "
+            "for every unchanged chunk (nothing is embedded twice).",
+            soft_wrap=True,
         )
     if no_embed:
         return
@@ -153,6 +172,29 @@ def search_cmd(
         else (f"{total} matching note" + ("" if total == 1 else "s"))
     )
     console.print(Text(shown + (f" ({within})" if within else "") + ", best first", "dim"))
+
+
+def _stored_vectors(conn: sqlite3.Connection) -> int:
+    """How many chunk vectors the index holds, chunked or not (a rebuild keeps them, by the
+    hash of the chunk's text: ``index.vectors``)."""
+    return int(conn.execute("SELECT COUNT(*) FROM chunk_vectors").fetchone()[0])
+
+
+def _vectors_line(conn: sqlite3.Connection, emb: EmbeddingStatus, holder: str | None) -> str:
+    """``status``'s vectors line; after ``index --rebuild`` (notes to chunk again, their
+    vectors kept) it says the embeddings are there, not "nothing embedded yet"."""
+    from vaultpilot.cli.embed_cmds import embedding_line
+
+    stored = _stored_vectors(conn) if emb.notes_pending else 0
+    if stored > emb.embedded and emb.chunks == 0 and holder is None:
+        return (
+            f"{plural(emb.notes_pending, 'note')} to chunk again, {plural(stored, 'embedding')} "
+            "kept for their unchanged text; run `vaultpilot embed` (nothing is embedded twice)"
+        )
+    line = embedding_line(emb, holder)
+    if stored > emb.embedded:
+        line += f" ({plural(stored - emb.embedded, 'stored embedding')} kept for unchanged text)"
+    return line
 
 
 def _check_filters(tag: str | None, folder: str | None) -> None:
@@ -293,7 +335,7 @@ def status_cmd(
                 )
             )
             return
-        _status_lines(ws.vault, ws.db_path, st, embedding_line(emb, holder))
+        _status_lines(ws.vault, ws.db_path, st, _vectors_line(conn, emb, holder))
         if not watch:
             return
         if holder is None:
