@@ -324,3 +324,23 @@ def test_an_id_matching_several_sets_names_them(vault: Path) -> None:
         assert all(i in err for i in matching) and "No change set" not in err
     code, _, err = vp(vault, "show", "")
     assert code == 2 and "The change-set id is empty" in err
+
+
+def test_undo_after_the_trash_was_emptied(vault: Path) -> None:
+    import shutil
+
+    plan = (vault / "Projects" / "Plan.md").read_bytes()
+    (vault / "Projects" / "beds.png").write_bytes(b"\x89PNG binary")
+    tool(
+        vault, operation="delete_folder", target="Projects", confirmDestructive=True, recursive=True
+    )
+    shutil.rmtree(vault / ".trash")
+    code, out, err = vp(vault, "undo", "--last")
+    assert code == 2 and "Projects/beds.png was emptied from the trash" in err, err
+    assert "changed since" not in err and "--skip-changed" in err
+    code, out, err = vp(vault, "undo", "--last", "--skip-changed")
+    assert code == 0, err
+    assert (vault / "Projects" / "Plan.md").read_bytes() == plan
+    assert "restored 1 note and 1 folder" in out and "written again from the journal" in out
+    assert "Projects/beds.png was emptied from the trash; it cannot be restored" in out
+    assert "Left as they are (changed since)" not in out
