@@ -300,3 +300,31 @@ def test_config_hooks_are_switched_off_too(
     assert call(git_repo, git_env, "git_add", {"files": ["README.md"]})["code"] == 0
     assert call(git_repo, git_env, "git_commit", {"message": "m"})["code"] == 0
     assert not marker.exists()
+
+
+def test_the_vaults_rules_hold(git_repo: Path, git_env: dict[str, str], tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[rules]\ndeny = ["Secrets"]\nprivate = ["Diary.md"]\n', encoding="utf-8")
+    env = {**git_env, "VAULTPILOT_CONFIG": str(config)}
+    (git_repo / "Secrets").mkdir()
+    (git_repo / "Secrets" / "pin.md").write_text("1111\n", encoding="utf-8")
+    (git_repo / "Diary.md").write_text("dear diary\n", encoding="utf-8")
+    git(git_repo, env, "add", ".")
+    git(git_repo, env, "commit", "-q", "-m", "notes")
+    (git_repo / "Secrets" / "pin.md").write_text("4242\n", encoding="utf-8")
+    (git_repo / "Secrets" / "new.md").write_text("new secret\n", encoding="utf-8")
+    (git_repo / "Diary.md").write_text("my secret day\n", encoding="utf-8")
+    (git_repo / "README.md").write_text("# Demo, changed\n", encoding="utf-8")
+    status = call(git_repo, env, "git_status", {})["result"]["data"]
+    assert "README.md" in status and "Diary.md" in status and "Secrets" not in status
+    diff = call(git_repo, env, "git_diff", {})["result"]["data"]
+    assert "Demo, changed" in diff and "4242" not in diff and "secret day" not in diff
+    data, _ = failed(call(git_repo, env, "git_diff", {"files": ["Secrets/pin.md"]}))
+    assert "deny" in data and "4242" not in data
+    data, _ = failed(call(git_repo, env, "git_add", {"files": ["Secrets/new.md"]}))
+    assert "deny" in data
+    assert call(git_repo, env, "git_add", {"files": ["."]})["code"] == 0
+    staged = git(git_repo, env, "diff", "--cached", "--name-only").split()
+    assert staged == ["Diary.md", "README.md"]  # the denied folder stays out of the commit
+    # Without rules, everything is as before.
+    assert "Secrets" in call(git_repo, git_env, "git_status", {})["result"]["data"]

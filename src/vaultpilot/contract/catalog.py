@@ -74,7 +74,14 @@ BASE_ENV = (
     "APPDATA",
     "LOCALAPPDATA",
 )
-VAULTPILOT_ENV = ("VAULTPILOT_DATA_DIR", "XDG_DATA_HOME", "PYTHONPATH")
+# Where the data folder and the config file (the vault's [rules]) are.
+VAULTPILOT_ENV = (
+    "VAULTPILOT_DATA_DIR",
+    "VAULTPILOT_CONFIG",
+    "XDG_DATA_HOME",
+    "XDG_CONFIG_HOME",
+    "PYTHONPATH",
+)
 GIT_ENV = (
     # Which configuration files of the user git reads (never the repository's: that is what
     # git_agent distrusts), and where a search for the repository stops.

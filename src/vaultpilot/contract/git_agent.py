@@ -15,6 +15,11 @@ Contract (spec ``002_2ce84434b5b511e1.txt``; gaps closed as ``spec/README.md`` s
 * git runs through its CLI with an argument list (never a shell), without pager or colour, file
   names passed literally after ``--``. File names that look like options or lie outside the
   repository are refused before git runs.
+* The vault's rules (``[rules]`` of the config file, for the vault that is the repository) hold
+  as for the vault tools: a ``deny`` note is not named in ``git_status``, never shown by
+  ``git_diff`` nor staged by ``git_add`` (naming one is refused with the tools' message), and a
+  ``private`` note's changes are left out of ``git_diff`` (its text never reaches a model). They
+  are left out with git's own pathspec exclusions (``:(exclude,icase,literal)``).
 * Success: ``status`` "success", ``code`` 0, ``result`` ``{"output_type": "text", "data": <git's
   stdout>, "metadata": null}``. Any failure: ``status`` "error", ``code`` 1, ``error`` null,
   ``result`` ``{"output_type": "error", "data": <git's stderr, or what is wrong>, "metadata":
@@ -70,6 +75,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from vaultpilot.configfile import config_path, read_config
 from vaultpilot.contract.catalog import BASE_ENV, GIT_ENV, git_agent_tool, pick_env
 from vaultpilot.contract.jsonlog import JsonLog
 from vaultpilot.contract.models import GIT_COMMANDS, GitAdd, GitCommit, GitDiff, GitLog, GitStatus
@@ -97,6 +103,7 @@ from vaultpilot.errors import (
 from vaultpilot.locations import data_root, memory_db_path
 from vaultpilot.memory.db import connect
 from vaultpilot.memory.registry import upsert_tool
+from vaultpilot.tools.rules import VaultRules, load_rules
 
 __all__ = [
     "ACTIONS",
@@ -262,17 +269,55 @@ def _check_inside(files: Sequence[str], repo: Path, toplevel: str) -> None:
             )
 
 
-def _git_args(command: object) -> tuple[list[str], str | None]:
-    """git's arguments and stdin for a validated command."""
+def _rules(repo: Path) -> VaultRules | None:
+    """The rules of the vault that is the repository ``repo`` (None: the config sets none)."""
+    path = config_path()
+    config = read_config(path) if path.is_file() else {}
+    if "rules" not in config:
+        return None
+    return load_rules(config, Path(os.path.realpath(repo)), where=str(path))
+
+
+def _pathspecs(files: Sequence[str], hidden: Sequence[str]) -> list[str]:
+    """``-- FILES`` as literal pathspecs (``.`` for none), each hidden entry excluded as the
+    rules compare it: any case, as a folder and as a note with or without ``.md``."""
+    kept = [f":(literal){name}" for name in files] or [":(literal)."]
+    left_out = {
+        f":(exclude,icase,literal){form}"
+        for entry in hidden
+        for bare in [entry.replace("\\", "/").strip().strip("/").removesuffix(".md")]
+        if bare
+        for form in (bare, f"{bare}.md")
+    }
+    return ["--", *kept, *sorted(left_out)]
+
+
+def _check_files(files: Sequence[str], repo: Path, toplevel: str, rules: VaultRules | None) -> None:
+    """Refuse names outside the repository, and names of notes the vault's rules keep from the
+    agent (as the vault tools refuse them)."""
+    _check_inside(files, repo, toplevel)
+    if rules is not None:
+        rules.check_read([os.path.normpath(name).replace(os.sep, "/") for name in files])
+
+
+def _git_args(command: object, rules: VaultRules | None = None) -> tuple[list[str], str | None]:
+    """git's arguments and stdin for a validated command, keeping to the vault's ``rules``."""
+    deny = rules.deny if rules is not None else ()
+    unseen = (*deny, *rules.private) if rules is not None else ()
     match command:
         case GitStatus():
-            return ["status", "--ignore-submodules=all"], None
+            status = ["status", "--ignore-submodules=all"]
+            return [*status, *(_pathspecs([], deny) if deny else [])], None
         case GitDiff(files=files):
             diff = ["diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all"]
+            if unseen:
+                return [*diff, *_pathspecs(files, unseen)], None
             return ["--literal-pathspecs", *diff, *(["--", *files] if files else [])], None
         case GitLog(limit=limit):
             return ["log", "--no-ext-diff", "--no-textconv", f"--max-count={limit}"], None
         case GitAdd(files=files):
+            if deny:
+                return ["add", *_pathspecs(files, deny)], None
             return ["--literal-pathspecs", "add", "--", *files], None
         case GitCommit(message=message):
             return ["commit", "--no-verify", "--file=-"], message
@@ -323,12 +368,13 @@ def handle(
         return _failure(request, _describe(exc))
     try:
         repo = _repo(getattr(command, "repo_path", None), cwd)
+        rules = _rules(repo)
         files = getattr(command, "files", None)
         if files:
             top = run_git(["rev-parse", "--show-toplevel"], repo=repo, env=env, timeout=timeout)
             if top.exit_code != 0:  # e.g. not a repository: git's own message and exit code
                 return _failure(request, top.stderr or top.stdout, top.exit_code)
-            _check_inside(files, repo, top.stdout.rstrip("\n"))
+            _check_files(files, repo, top.stdout.rstrip("\n"), rules)
         extra: list[str] = []
         if isinstance(command, _NEEDS_OVERRIDES):
             names = ["config", "-z", "--name-only", "--get-regexp", _NAMED_REGEX]
@@ -336,7 +382,7 @@ def handle(
             if found.exit_code not in (0, 1):  # 1: none configured
                 return _failure(request, found.stderr or found.stdout, found.exit_code)
             extra = config_overrides(found.stdout)
-        args, stdin = _git_args(command)
+        args, stdin = _git_args(command, rules)
         run = run_git(args, repo=repo, env=env, stdin=stdin, timeout=timeout, extra=extra)
     except VaultpilotError as exc:
         return _failure(request, str(exc))
