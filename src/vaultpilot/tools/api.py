@@ -4,7 +4,8 @@ The server's CreateNote and UpdateNote and GetVaultContext call these instead of
 call's JSON and picking fields out of its result. Each builds the tool's parameters model (so
 the same validation and limits apply) and runs the tool function; failures raise the
 ``VaultpilotError`` the tool raises (a transport maps it to its error code). Writes are journaled
-and locked exactly as a tool call is, because they are one.
+and locked exactly as a tool call is, because they are one, and the vault's rules hold as for a
+tool call (``enforce``): a write the rules forbid is refused, a denied note is never listed.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from vaultpilot.errors import InternalError, InvalidArgumentError
+from vaultpilot.tools import enforce
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.manage import obsidian_vault_manager
 from vaultpilot.tools.models import QueryVaultParams, VaultManagerParams
 from vaultpilot.tools.query import obsidian_query_vault
+from vaultpilot.tools.registry import get_tool
 from vaultpilot.tools.validation import explain
 
 __all__ = ["Written", "append_note", "create_note", "recent_notes", "update_note"]
@@ -33,12 +36,12 @@ class Written:
 
 
 def _manage(ctx: ToolContext, subject: str, **fields: Any) -> Written:
+    args = {k: v for k, v in fields.items() if v is not None}
     try:
-        params = VaultManagerParams.model_validate(
-            {k: v for k, v in fields.items() if v is not None}
-        )
+        params = VaultManagerParams.model_validate(args)
     except ValidationError as exc:
         raise InvalidArgumentError(explain(exc, subject=subject)) from None
+    enforce.before(ctx, get_tool("obsidian_vault_manager"), args)
     result = obsidian_vault_manager(ctx, params)
     if not result.get("success"):  # a request the tool refused with advice (e.g. nothing to do)
         raise InvalidArgumentError(str(result.get("message") or f"{subject} did not run."))
@@ -89,4 +92,5 @@ def append_note(
 def recent_notes(ctx: ToolContext, limit: int) -> list[str]:
     """The paths of the ``limit`` most recently changed notes, newest first."""
     params = QueryVaultParams(queryType="recent_changes", limit=limit, responseFormat="concise")  # type: ignore[call-arg]
-    return [str(r["path"]) for r in obsidian_query_vault(ctx, params).get("results", [])]
+    found = enforce.after(ctx, dict(obsidian_query_vault(ctx, params)))
+    return [str(r["path"]) for r in found.get("results", [])]
