@@ -92,3 +92,13 @@ def test_a_single_note_edited_in_the_trash_is_named_too(ctx: ToolContext) -> Non
     _, _, report = undo_change_set(ctx, None)
     assert (ctx.root / "Daily.md").read_text() == "changed\n"
     assert report.differ == ["Daily.md"] and report.summary().startswith("restored 1 note;")
+
+
+def test_undoing_an_undone_folder_delete_counts_the_notes_sent_back(ctx: ToolContext) -> None:
+    manage(ctx, operation="delete_folder", target="Old", confirmDestructive=True, recursive=True)
+    _, redo, report = undo_change_set(ctx, None)
+    assert report.summary() == "restored 2 notes and 1 folder"  # the folder counted apart
+    assert redo is not None
+    _, _, again = undo_change_set(ctx, redo)
+    assert not (ctx.root / "Old").exists()
+    assert again.summary() == "moved 2 notes and 1 folder back to the trash"

@@ -425,13 +425,16 @@ def _undo_one(
         and c.path_after
         and (c.path_before.startswith(".trash/") or trash.is_system_trash_path(c.path_before))
     ):
-        is_folder = (root / c.path_after).is_dir()
+        where = root / c.path_after
+        folder = where.is_dir() and not where.is_symlink()
+        inside = sorted(p for p in where.rglob("*") if p.is_file()) if folder else []
         trashed = files.move_to_trash(root, c.path_after)  # an undone restore: back to the bin
         note(journal, FileChange("delete", c.path_after, trashed, None, None, op))
         report.restored.append(c.path_after)
         report.binned.append(c.path_after)
-        if is_folder:
+        if folder:  # counted as the folder and the files it holds
             report.binned_folders.append(c.path_after)
+            report.binned += [f"{c.path_after}/{p.relative_to(where).as_posix()}" for p in inside]
     elif c.kind == "move" and c.path_before and c.path_after:
         made = files.missing_parents(root, c.path_before)
         files.move_path(root, c.path_after, c.path_before)
