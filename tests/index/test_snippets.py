@@ -1,5 +1,6 @@
-"""``search.keyword_snippets`` takes its snippets from a scratch copy of the notes: they must be
-the snippets FTS5 gives in the index itself, note by note, for every kind of note and query."""
+"""``search.keyword_snippets`` takes its snippets in a large index from a scratch copy of the
+notes: they must be the snippets FTS5 gives in the index itself, note by note, for every kind of
+note and query (``scratch_from=0`` takes the copy in this small index)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,13 @@ from pathlib import Path
 import pytest
 
 from vaultpilot.index.db import connect
-from vaultpilot.index.search import _SNIPPET, content_words, keyword_snippets, word_term
+from vaultpilot.index.search import (
+    _SNIPPET,
+    SCRATCH_FROM,
+    content_words,
+    keyword_snippets,
+    word_term,
+)
 from vaultpilot.index.sync import sync_vault
 
 WORDS = [
@@ -71,7 +78,8 @@ def _in_index(conn: sqlite3.Connection, text: str, ids: list[int]) -> dict[int, 
     return out
 
 
-def test_snippets_are_those_of_the_index(conn: sqlite3.Connection) -> None:
+@pytest.mark.parametrize("scratch_from", [0, SCRATCH_FROM])
+def test_snippets_are_those_of_the_index(conn: sqlite3.Connection, scratch_from: int) -> None:
     ids = [int(r[0]) for r in conn.execute("SELECT rowid FROM notes_fts")]
     rng = random.Random(11)
     queries = [" ".join(rng.sample(WORDS, rng.randint(1, 4))) for _ in range(150)]
@@ -79,12 +87,12 @@ def test_snippets_are_those_of_the_index(conn: sqlite3.Connection) -> None:
     shown = 0
     for query in queries:
         page = [*rng.sample(ids, 10), 10**9]  # and an id no note has
-        got = keyword_snippets(conn, query, page)
+        got = keyword_snippets(conn, query, page, scratch_from=scratch_from)
         assert got == _in_index(conn, query, page), query
         assert list(got) == [f for f in dict.fromkeys(page) if f in got]  # in the page's order
         shown += len(got)
     assert shown > 500  # most pages had snippets to compare
-    assert keyword_snippets(conn, "budget", []) == {}
+    assert keyword_snippets(conn, "budget", [], scratch_from=scratch_from) == {}
 
 
 def test_snippets_from_several_threads(conn: sqlite3.Connection, tmp_path: Path) -> None:
@@ -97,7 +105,7 @@ def test_snippets_from_several_threads(conn: sqlite3.Connection, tmp_path: Path)
         own = connect(db, read_only=True)
         try:
             for _ in range(20):
-                if keyword_snippets(own, "budget zeppelin", ids[:40]) != want:
+                if keyword_snippets(own, "budget zeppelin", ids[:40], scratch_from=0) != want:
                     problems.append("differs")
         finally:
             own.close()
