@@ -33,7 +33,7 @@ from vaultpilot.locations import data_root, memory_db_path
 from vaultpilot.memory.journal import ChangeSet, Journal, StoredChange
 from vaultpilot.memory.undo import UndoReport
 
-__all__ = ["register"]
+__all__ = ["one_change_set", "register"]
 
 
 def _when(ts: float) -> str:
@@ -74,7 +74,7 @@ def _existing(journal: Journal | None, set_id: str | None) -> Journal:
     return journal
 
 
-def _one_set(journal: Journal, vault: str, set_id: str) -> ChangeSet:
+def one_change_set(journal: Journal, vault: str, set_id: str) -> ChangeSet:
     """The change set ``set_id`` names (a unique prefix works); an empty id, or a prefix that
     matches several sets, is refused saying what to give instead."""
     if not set_id.strip():
@@ -167,7 +167,7 @@ def register(app: typer.Typer) -> None:
         ws = open_workspace(vault, data_dir, indexes=False)
         journal = _existing(journal_for(data_dir), set_id)
         try:
-            cs = _one_set(journal, str(ws.vault), set_id)
+            cs = one_change_set(journal, str(ws.vault), set_id)
             diffs = [_diff(journal, c) for c in cs.changes]
         finally:
             journal.close()
@@ -200,7 +200,9 @@ def register(app: typer.Typer) -> None:
         try:
             # Look the set up before the index is opened: an unknown id (or a folder that was
             # never a vault) creates no data folder.
-            wanted = _one_set(journal, str(ws.vault), set_id or journal.last_to_undo(str(ws.vault)))
+            wanted = one_change_set(
+                journal, str(ws.vault), set_id or journal.last_to_undo(str(ws.vault))
+            )
             ctx = open_context(ws.vault, ws.db_path, journal=journal)
             try:
                 undone, new, report = undo_change_set(
