@@ -82,7 +82,8 @@ class UndoReport:
     differ: list[str] = field(default_factory=list)  # restored, but not as they were deleted
 
     def put_back(self) -> list[str]:
-        """The paths restored as they were (not the created notes trashed, nor the folders)."""
+        """The paths restored as they were, folders included (not the created notes trashed,
+        nor what went back to the trash)."""
         gone = {*self.removed, *self.trashed, *self.binned}
         return [p for p in self.restored if p not in gone]
 
