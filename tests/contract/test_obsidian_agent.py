@@ -388,9 +388,10 @@ def test_writes_are_journaled_and_undone(sandbox: Path, data_dir: Path) -> None:
     assert sets[1].paths() == ["New/Idea.md"]
     journal.close()
     for _ in sets:  # the newest first, as a person would, with the same command
+        command = [str(Path(sys.executable).parent / "vaultpilot"), "undo", "--last"]
         done = subprocess.run(
-            [str(Path(sys.executable).parent / "vaultpilot"), "undo", "--last", "--vault", str(vault)],
-            capture_output=True, text=True, check=False, timeout=60,
+            [*command, "--vault", str(vault)], capture_output=True, text=True, check=False,
+            timeout=60,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
     assert {k: v for k, v in tree(sandbox).items() if not k.startswith("vault/.trash")} == before

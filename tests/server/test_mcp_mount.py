@@ -50,6 +50,6 @@ def test_mcp_is_served_behind_the_key(live: Callable[..., Live], vault: Path) ->
 
     anyio.run(session)
     # The change is journaled as an MCP client's, not as the server's own.
-    with server.http() as http:
-        latest = http.get("/history", params={"limit": 1}).json()["result"]["changeSets"][0]
+    with server.http() as rest:
+        latest = rest.get("/history", params={"limit": 1}).json()["result"]["changeSets"][0]
     assert (latest["source"], latest["summary"]) == ("mcp", "append_note")

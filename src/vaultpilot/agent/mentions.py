@@ -180,6 +180,4 @@ def attach(
         )
     if refused:
         lines.append("These mentions were not attached: " + "; ".join(refused))
-    return Attachments(
-        "\n\n".join(lines), tuple(notes), (*unknown, *refused), tuple(omitted)
-    )
+    return Attachments("\n\n".join(lines), tuple(notes), (*unknown, *refused), tuple(omitted))
