@@ -38,6 +38,12 @@ def test_delete_says_a_link_now_leads_to_the_other_note_of_that_name(bare: ToolC
     write(bare.root, "X/L.md", "See [[Dup]].\n")
     write(bare.root, "Z/Only.md", "# only\n")
     write(bare.root, "Z/M.md", "See [[Only]].\n")
+    preview = manage(
+        bare, operation="delete_note", target="X/Dup.md", confirmDestructive=True, dryRun=True
+    )
+    assert preview["warnings"] == [
+        "1 note links to it by a name that would then lead to 'Y/Dup.md' instead: X/L.md"
+    ]
     result = manage(bare, operation="delete_note", target="X/Dup.md", confirmDestructive=True)
     (warning,) = result["warnings"]
     assert warning == ("1 note links to it by a name that now leads to 'Y/Dup.md' instead: X/L.md")

@@ -160,7 +160,6 @@ _REDO = "/undo {id}"  # how chat says "undo that undo": a command that works her
 def _undo(session: Session, state: ChatState, out: Console, set_id: str = "") -> None:
     """Undo change set ``set_id`` (as ``vaultpilot undo ID``), or else the newest of this
     chat's runs that still stands (``memory.undo``'s rules)."""
-    from vaultpilot.cli.journal_cmds import one_change_set
     from vaultpilot.memory.journal import Journal
     from vaultpilot.memory.undo import already_undone
     from vaultpilot.tools.manage import undo_change_set
@@ -173,7 +172,7 @@ def _undo(session: Session, state: ChatState, out: Console, set_id: str = "") ->
     try:
         standing: ChangeSet | None
         if set_id:
-            standing = one_change_set(journal, vault, set_id)
+            standing = journal.get(vault, set_id)
             refusal = already_undone(journal, standing, redo=_REDO)
             if refusal is not None:
                 raise refusal

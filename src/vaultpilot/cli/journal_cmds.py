@@ -28,12 +28,12 @@ from vaultpilot.cli.common import (
     handle_errors,
     open_workspace,
 )
-from vaultpilot.errors import InvalidArgumentError, NotFoundError, UnreadableNoteError
+from vaultpilot.errors import NotFoundError, UnreadableNoteError
 from vaultpilot.locations import data_root, memory_db_path
 from vaultpilot.memory.journal import ChangeSet, Journal, StoredChange
 from vaultpilot.memory.undo import UndoReport
 
-__all__ = ["one_change_set", "register"]
+__all__ = ["register"]
 
 
 def _when(ts: float) -> str:
@@ -72,27 +72,6 @@ def _existing(journal: Journal | None, set_id: str | None) -> Journal:
             "nothing to undo or show (`vaultpilot history` lists what has been)."
         )
     return journal
-
-
-def one_change_set(journal: Journal, vault: str, set_id: str) -> ChangeSet:
-    """The change set ``set_id`` names (a unique prefix works); an empty id, or a prefix that
-    matches several sets, is refused saying what to give instead."""
-    if not set_id.strip():
-        raise InvalidArgumentError(
-            "The change-set id is empty: give one as `vaultpilot history` lists it."
-        )
-    try:
-        return journal.get(vault, set_id)
-    except NotFoundError:
-        matches = [
-            s.id for s in journal.change_sets(vault, limit=100_000) if s.id.startswith(set_id)
-        ]
-        if len(matches) > 1:
-            shown = ", ".join(matches[:8]) + (" …" if len(matches) > 8 else "")
-            raise InvalidArgumentError(
-                f"'{set_id}' matches several change sets: {shown}; give more of the id."
-            ) from None
-        raise
 
 
 def _undone_mark(cs: ChangeSet) -> str:
@@ -167,7 +146,7 @@ def register(app: typer.Typer) -> None:
         ws = open_workspace(vault, data_dir, indexes=False)
         journal = _existing(journal_for(data_dir), set_id)
         try:
-            cs = one_change_set(journal, str(ws.vault), set_id)
+            cs = journal.get(str(ws.vault), set_id)
             diffs = [_diff(journal, c) for c in cs.changes]
         finally:
             journal.close()
@@ -200,9 +179,7 @@ def register(app: typer.Typer) -> None:
         try:
             # Look the set up before the index is opened: an unknown id (or a folder that was
             # never a vault) creates no data folder.
-            wanted = one_change_set(
-                journal, str(ws.vault), set_id or journal.last_to_undo(str(ws.vault))
-            )
+            wanted = journal.get(str(ws.vault), set_id or journal.last_to_undo(str(ws.vault)))
             ctx = open_context(ws.vault, ws.db_path, journal=journal)
             try:
                 undone, new, report = undo_change_set(

@@ -48,7 +48,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from vaultpilot.errors import NotFoundError, StorageError, VaultpilotError, database_advice
+from vaultpilot.errors import (
+    InvalidArgumentError,
+    NotFoundError,
+    StorageError,
+    VaultpilotError,
+    database_advice,
+)
 from vaultpilot.memory.db import connect
 
 __all__ = [
@@ -369,7 +375,13 @@ class Journal:
         return self.get(vault, undoer) if undoer else None
 
     def get(self, vault: str, set_id: str) -> ChangeSet:
-        """One change set of ``vault``; NotFoundError for an unknown id (a unique prefix works)."""
+        """One change set of ``vault`` (a unique prefix of its id works): NotFoundError for an
+        unknown id; InvalidArgumentError for an empty one or a prefix matching several sets,
+        naming them."""
+        if not set_id.strip():
+            raise InvalidArgumentError(
+                "The change-set id is empty: give one as `vaultpilot history` lists it."
+            )
         with self._guard:
             try:
                 conn = self._db()
@@ -379,14 +391,18 @@ class Journal:
                 if not rows:
                     escaped = set_id.replace("\\", "\\\\").replace("%", "\\%")
                     rows = conn.execute(
-                        f"{_HEAD} WHERE vault = ? AND id LIKE ? ESCAPE '\\' LIMIT 2",
+                        f"{_HEAD} WHERE vault = ? AND id LIKE ? ESCAPE '\\' LIMIT 9",
                         (vault, escaped.replace("_", "\\_") + "%"),
                     ).fetchall()
-                if len(rows) != 1:
+                if len(rows) > 1:
+                    shown = ", ".join(str(r[0]) for r in rows[:8]) + (" …" if len(rows) > 8 else "")
+                    raise InvalidArgumentError(
+                        f"'{set_id}' matches several change sets: {shown}; give more of the id."
+                    )
+                if not rows:
                     raise NotFoundError(
-                        f"No change set '{set_id}' in this vault's journal"
-                        + (" (the prefix is ambiguous; give more of the id)." if rows else ".")
-                        + " See the ids with `vaultpilot history`."
+                        f"No change set '{set_id}' in this vault's journal. See the ids with "
+                        "`vaultpilot history`."
                     )
                 return self._load(conn, rows[0], self._undos(conn, vault))
             except sqlite3.Error as exc:

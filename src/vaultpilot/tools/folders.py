@@ -100,7 +100,7 @@ def delete_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
             "move its notes elsewhere first."
         )
     inside = set(paths_under(ctx.conn, folder))
-    warnings = links_after_removal(ctx, inside, "notes that were in it")
+    warnings = links_after_removal(ctx, inside, "notes that were in it", dry=p.dry_run)
     counts = ", ".join(held) or "empty"
     if p.dry_run:
         diffs = [_removal(ctx, q) for q in sorted(inside)]

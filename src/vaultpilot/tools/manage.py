@@ -371,7 +371,7 @@ def _delete(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
     require_confirmation(p)
     path = resolve_note(ctx, need(p.target, "target", p.operation, "'Drafts/Old.md'"))
     _check_version(ctx, path, p.expected_version)
-    warnings = links_after_removal(ctx, [path], "it")
+    warnings = links_after_removal(ctx, [path], "it", dry=p.dry_run)
     if p.dry_run:
         diff = unified(path, None, files.read_note(ctx.root, path).text, "")
         return dry(done(p, [path], f"would delete '{path}'.", warnings), [diff])

@@ -305,9 +305,12 @@ def _notes(paths: Collection[str], one: str, many: str) -> str:
     return f"1 note {one}" if n == 1 else f"{n} notes {many}"
 
 
-def links_after_removal(ctx: ToolContext, removed: Collection[str], what: str) -> list[str]:
+def links_after_removal(
+    ctx: ToolContext, removed: Collection[str], what: str, *, dry: bool = False
+) -> list[str]:
     """Warnings saying where the links into ``removed`` (vault paths) lead once it is gone:
-    another note of the same name (Obsidian resolves them there) or nowhere."""
+    another note of the same name (Obsidian resolves them there) or nowhere (``dry``: a preview,
+    so they say what would happen)."""
     gone = set(removed)
     rows = [b for p in sorted(gone) for b in backlinks(ctx.conn, p) if b.source not in gone]
     if not rows:
@@ -321,15 +324,21 @@ def links_after_removal(ctx: ToolContext, removed: Collection[str], what: str) -
             unresolved.add(b.source)
         else:
             now_to.setdefault(found, set()).add(b.source)
+    leads = "would then lead" if dry else "now leads"
     warnings = [
-        f"{_notes(sources, 'links', 'link')} to {what} by a name that now leads to '{target}' "
+        f"{_notes(sources, 'links', 'link')} to {what} by a name that {leads} to '{target}' "
         f"instead: {_shown(sources)}"
         for target, sources in sorted(now_to.items())
     ]
     if unresolved:
-        has = "has an unresolved link" if len(unresolved) == 1 else "have unresolved links"
+        one = len(unresolved) == 1
+        has = (
+            ("would then have an unresolved link" if one else "would then have unresolved links")
+            if dry
+            else ("now has an unresolved link" if one else "now have unresolved links")
+        )
         warnings.append(
-            f"{_notes(unresolved, 'still links', 'still link')} to {what} and now {has}: "
+            f"{_notes(unresolved, 'still links', 'still link')} to {what} and {has}: "
             f"{_shown(unresolved)}"
         )
     return warnings
