@@ -66,6 +66,7 @@ def index_cmd(
     from vaultpilot.errors import SetupError
     from vaultpilot.index.semantic import select_embedder
     from vaultpilot.index.sync import sync_vault
+    from vaultpilot.index.vectors import stored_count
 
     ws = open_workspace(vault, data_dir)
     with (
@@ -86,7 +87,7 @@ def index_cmd(
             bar.update(task, completed=done, total=total)
 
         report = sync_vault(conn, ws.vault, rebuild=rebuild, progress=progress, counts=True)
-        kept = _stored_vectors(conn) if rebuild else 0
+        kept = stored_count(conn) if rebuild else 0
     console.print(
         f"[green]indexed[/] {ws.vault}: {report.notes} notes ({report.parsed} parsed, "
         f"{report.deleted} removed), {report.attachments} attachments, {report.links} links "
@@ -174,18 +175,13 @@ def search_cmd(
     console.print(Text(shown + (f" ({within})" if within else "") + ", best first", "dim"))
 
 
-def _stored_vectors(conn: sqlite3.Connection) -> int:
-    """How many chunk vectors the index holds, chunked or not (a rebuild keeps them, by the
-    hash of the chunk's text: ``index.vectors``)."""
-    return int(conn.execute("SELECT COUNT(*) FROM chunk_vectors").fetchone()[0])
-
-
 def _vectors_line(conn: sqlite3.Connection, emb: EmbeddingStatus, holder: str | None) -> str:
     """``status``'s vectors line; after ``index --rebuild`` (notes to chunk again, their
     vectors kept) it says the embeddings are there, not "nothing embedded yet"."""
     from vaultpilot.cli.embed_cmds import embedding_line
+    from vaultpilot.index.vectors import stored_count
 
-    stored = _stored_vectors(conn) if emb.notes_pending else 0
+    stored = stored_count(conn) if emb.notes_pending else 0
     if stored > emb.embedded and emb.chunks == 0 and holder is None:
         return (
             f"{plural(emb.notes_pending, 'note')} to chunk again, {plural(stored, 'embedding')} "

@@ -39,6 +39,7 @@ __all__ = [
     "record_model",
     "recorded_model",
     "store_vectors",
+    "stored_count",
     "to_blob",
 ]
 
@@ -124,6 +125,12 @@ def mark_vectors_added(conn: sqlite3.Connection) -> None:
 
 def _appended(conn: sqlite3.Connection) -> int:
     return int(_meta(conn, "appended") or 0)
+
+
+def stored_count(conn: sqlite3.Connection) -> int:
+    """How many chunk vectors the index holds, chunked or not (a rebuild keeps them, by the
+    hash of the chunk's text)."""
+    return int(conn.execute("SELECT COUNT(*) FROM chunk_vectors").fetchone()[0])
 
 
 def store_vectors(conn: sqlite3.Connection, items: Iterable[tuple[str, Vectors]]) -> int:
