@@ -72,6 +72,7 @@ from vaultpilot.server.envelope import (
     retry_headers,
     success,
 )
+from vaultpilot.server.fastrpc import ToolCallShortcut
 from vaultpilot.server.keyfile import KeyStore, ensure_key
 from vaultpilot.server.limits import BodyLimitMiddleware, too_large_message
 from vaultpilot.server.openapi import describe
@@ -524,8 +525,11 @@ def create_app(
     hosts = {settings.host.lower()}
     if settings.allow_remote and not is_loopback(settings.host):
         hosts.add("*" if settings.host in ("0.0.0.0", "::") else settings.host)  # noqa: S104
-    # Added first, so it runs inside SecurityMiddleware: a request without the key is refused
-    # before its body is read at all.
+    # Innermost: vault tool calls on /rpc, answered past the router (``fastrpc``), once every
+    # check below has passed.
+    app.add_middleware(ToolCallShortcut, state=state)
+    # Added before SecurityMiddleware, so it runs inside it: a request without the key is
+    # refused before its body is read at all.
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_size)
     app.add_middleware(
         SecurityMiddleware,
