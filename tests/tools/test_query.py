@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from vaultpilot.tools import ToolContext, is_error
+from vaultpilot.tools.rules import VaultRules
 from vaultpilot.tools.tokens import estimate_tokens
 
 from .conftest import query, write
@@ -137,6 +139,25 @@ def test_structure_shows_empty_folders_and_truncates(ctx: ToolContext) -> None:
         },
     ]
     assert result["truncated"] and "path='Projects/2025'" in result["suggestion"]
+
+
+def test_structure_counts_only_what_the_rules_show(ctx: ToolContext) -> None:
+    write(ctx.root, "Voyages/Japan Trip.md", "# Japan Trip\n\nKyoto in April.\n")
+    write(ctx.root, "Voyages/Lisbon.md", "# Lisbon\n\nTrams.\n")
+    write(ctx.root, "Voyages/Hidden/Visa.md", "# Visa\n\nPapers.\n")
+    write(ctx.root, "Voyages/Open/Route.md", "# Route\n\nTrains.\n")
+    ruled = replace(ctx, rules=VaultRules(deny=("Voyages/Japan Trip.md", "Voyages/Hidden")))
+    shown = query(ruled, queryType="list_structure", path="Voyages")
+    assert paths(shown) == ["Voyages/Open", "Voyages/Lisbon.md", "Voyages/Open/Route.md"]
+    assert shown["totalFound"] == 3 and not shown["truncated"]
+    assert shown["results"][0]["noteCount"] == 1
+    root = query(ruled, queryType="list_structure", limit=100)
+    counts = {r["path"]: r.get("noteCount") for r in root["results"]}
+    assert counts["Voyages"] == 2 and "Voyages/Hidden" not in counts  # Lisbon and Route
+    assert root["totalFound"] == len(root["results"])
+    unruled = query(ctx, queryType="list_structure", path="Voyages")  # without rules: all
+    assert unruled["totalFound"] == 6
+    assert {r["path"]: r.get("noteCount") for r in unruled["results"]}["Voyages/Hidden"] == 1
 
 
 @pytest.mark.parametrize(

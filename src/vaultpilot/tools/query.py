@@ -133,12 +133,22 @@ def _structure(ctx: ToolContext, p: QueryVaultParams) -> QueryResult:
         )
     depth = p.filters.depth if p.filters and p.filters.depth else 2
     folders = _subfolders(str(where), folder, depth)
-    counts = folder_note_counts(ctx.conn)
+    counts = {k: n for k, (n, _) in folder_note_counts(ctx.conn).items()}
+    notes = notes_in_folder(ctx.conn, folder)
+    rules = ctx.rules
+    if rules.active:
+        # What the rules hide is neither listed nor counted, in totalFound or a folder's
+        # noteCount: either would give its existence away.
+        folders = [f for f in folders if not rules.hidden(f)]
+        for path, parent in notes:
+            if rules.hidden(path):
+                counts[parent] -= 1
+        notes = [(path, parent) for path, parent in notes if not rules.hidden(path)]
 
     def notes_below(f: str) -> int:
         low = f.lower() + "/"
         return sum(
-            n for k, (n, _) in counts.items() if k.lower() == f.lower() or k.lower().startswith(low)
+            n for k, n in counts.items() if k.lower() == f.lower() or k.lower().startswith(low)
         )
 
     entries: list[NoteInfo] = [
@@ -153,7 +163,7 @@ def _structure(ctx: ToolContext, p: QueryVaultParams) -> QueryResult:
     ]
     base = folder.count("/") + 1 if folder else 0
     expanded = {folder} | {f for f in folders if f.count("/") + 1 - base < depth}
-    note_paths = [path for path, parent in notes_in_folder(ctx.conn, folder) if parent in expanded]
+    note_paths = [path for path, parent in notes if parent in expanded]
     total = len(entries) + len(note_paths)
     room = max(p.limit - len(entries), 0)
     entries = entries[: p.limit]
