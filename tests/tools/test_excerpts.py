@@ -85,3 +85,37 @@ def test_around_match_reads_as_the_whole_note_tidied() -> None:
             checked += 1
             far += body.lower().find(words[0].lower()) > 2000  # past the lines tidied first
     assert checked > 500 and far > 50
+
+
+def test_a_match_in_bold_text_is_not_marked_again(ctx: ToolContext) -> None:
+    # The note's own **bold** and the match markers must stay apart: FTS5 marks words inside
+    # bold text too (``****20** **April****``), which read back as ``****20 April****``.
+    write(
+        ctx.root,
+        "Trip Plan.md",
+        "# Trip Plan\n\nWe leave around **20 April** for Kyoto, then __Nara by train__.\n",
+    )
+    for words, expected in [
+        ("20 April", "around **20 April** for Kyoto"),
+        ("april kyoto", "around **20 April** for **Kyoto**, then"),
+        ("nara train", "then __Nara by train__."),
+    ]:
+        result = query(ctx, queryType="semantic_search", query=words, limit=5)
+        assert not is_error(result), result
+        excerpt = next(r["excerpt"] for r in result["results"] if r["path"] == "Trip Plan.md")
+        assert expected in excerpt, (words, excerpt)
+        assert "***" not in excerpt and "**__" not in excerpt, (words, excerpt)
+
+
+def test_around_match_leaves_bold_text_as_written() -> None:
+    body = "Intro line.\n\nSome **bold zeta** and zeta again, *kappa* then **theta**.\n"
+    assert around_match(body, "**bold** **zeta**") == (
+        "Intro line. Some **bold zeta** and **zeta** again, *kappa* then **theta**."
+    )
+    assert around_match(body, "***kappa***") == (
+        "Intro line. Some **bold zeta** and zeta again, ***kappa*** then **theta**."
+    )
+    # An excerpt that starts inside bold text still knows it is bold.
+    long = "word " * 200 + "**start " + "filler " * 60 + "omega end** tail\n"
+    shown = around_match(long, "**omega**")
+    assert "omega end** tail" in shown and "**omega**" not in shown
