@@ -8,7 +8,7 @@ vault path, with a message that helps when nothing matches. ``note_infos`` build
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import Any
 
 from vaultpilot.errors import InvalidArgumentError, NotFoundError
@@ -62,9 +62,10 @@ def folder_arg(text: str | None) -> str:
     return "" if raw in ("", "/", ".", "./") else normalize_rel_path(raw.rstrip("/"))
 
 
-def iso_time(ctx: ToolContext, mtime_ns: int) -> str:
-    """A file time as ISO 8601 in the context's time zone, to the second."""
-    tz = ctx.now().tzinfo
+def iso_time(ctx: ToolContext, mtime_ns: int, *, tz: tzinfo | None = None) -> str:
+    """A file time as ISO 8601 in the context's time zone (``tz`` when the caller already
+    asked ``ctx.now()`` for it, as for a page of results), to the second."""
+    tz = ctx.now().tzinfo if tz is None else tz
     return datetime.fromtimestamp(mtime_ns / 1e9, tz=tz).isoformat(timespec="seconds")
 
 
@@ -245,6 +246,7 @@ def note_infos(
     chars = 200_000 if excerpts else EXCERPT_CHARS * 3  # search hits: find the match in the body
     bodies = note_bodies(ctx.conn, paths, chars=chars) if detailed else {}
     outlines = note_outlines(ctx.conn, paths) if detailed else {}
+    tz = ctx.now().tzinfo if detailed else None  # once a page, not once a note
     out: list[NoteInfo] = []
     for path, relevance in items:
         fact = facts.get(path)
@@ -267,7 +269,7 @@ def note_infos(
             created = created_of(fact.properties)
             if created:
                 info["created"] = created
-            info["modified"] = iso_time(ctx, fact.mtime_ns)
+            info["modified"] = iso_time(ctx, fact.mtime_ns, tz=tz)
         out.append(info)
     return out
 
