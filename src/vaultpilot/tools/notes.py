@@ -16,6 +16,7 @@ from vaultpilot.index.lookup import (
     note_bodies,
     note_facts,
     note_outlines,
+    note_titles,
     notes_titled_near,
 )
 from vaultpilot.index.queries import find_note, highlight, unmark_links
@@ -242,22 +243,22 @@ def note_infos(
 ) -> list[NoteInfo]:
     """NoteInfo entries for (path, relevance) pairs; detailed adds excerpt, tags and dates."""
     paths = [p for p, _ in items]
+    if not detailed:  # the title is all a concise entry shows of the note's facts
+        titles = note_titles(ctx.conn, paths)
+        return [
+            _entry(path, titles[path] if path in titles else title_of(path), relevance, relations)
+            for path, relevance in items
+        ]
     facts = note_facts(ctx.conn, paths)
     chars = 200_000 if excerpts else EXCERPT_CHARS * 3  # search hits: find the match in the body
-    bodies = note_bodies(ctx.conn, paths, chars=chars) if detailed else {}
-    outlines = note_outlines(ctx.conn, paths) if detailed else {}
-    tz = ctx.now().tzinfo if detailed else None  # once a page, not once a note
+    bodies = note_bodies(ctx.conn, paths, chars=chars)
+    outlines = note_outlines(ctx.conn, paths)
+    tz = ctx.now().tzinfo  # once a page, not once a note
     out: list[NoteInfo] = []
     for path, relevance in items:
         fact = facts.get(path)
-        info: NoteInfo = {
-            "path": path,
-            "title": fact.title if fact else title_of(path),
-            "relevance": round(relevance, 2),
-        }
-        if relations and path in relations:
-            info["relation"] = relations[path]
-        if detailed and fact is not None:
+        info = _entry(path, fact.title if fact else title_of(path), relevance, relations)
+        if fact is not None:
             given = (excerpts or {}).get(path)
             body = bodies.get(path, "")
             info["excerpt"] = around_match(body, given) if given else excerpt_of(body, fact.title)
@@ -272,6 +273,13 @@ def note_infos(
             info["modified"] = iso_time(ctx, fact.mtime_ns, tz=tz)
         out.append(info)
     return out
+
+
+def _entry(path: str, title: str, relevance: float, relations: dict[str, str] | None) -> NoteInfo:
+    info: NoteInfo = {"path": path, "title": title, "relevance": round(relevance, 2)}
+    if relations and path in relations:
+        info["relation"] = relations[path]
+    return info
 
 
 def log_change(
