@@ -10,9 +10,9 @@ files, so each runs with this tree's other modules), alternating, on the index t
 Parts: ``lookup.note_facts`` / ``note_bodies`` / ``note_outlines`` for the pages of
 search_by_metadata (the benchmark's seven tags), ``notes.excerpt_of`` per note and
 ``notes.around_match`` per search hit (the 200 benchmark queries' hits),
-``notes.note_infos`` for a metadata page (detailed and concise), ``hybrid.hybrid_search`` (keyword side, no vectors)
-and ``metadata.page_notes``. Each pair must give the same answers (checked first); prints
-microseconds of CPU per call, the median of ``--rounds``.
+``notes.note_infos`` for a metadata page (detailed and concise), ``hybrid.hybrid_search``
+(keyword side, no vectors) and ``metadata.page_notes``. Each pair must give the same answers
+(checked first); prints microseconds of CPU per call, the median of ``--rounds``.
 """
 
 from __future__ import annotations
