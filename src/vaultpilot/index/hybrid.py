@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from vaultpilot.index.doclists import Frequency
@@ -395,16 +395,32 @@ def hybrid_search(
     total = max(kw_total + similar, len(chosen))
     if calibrated and fusion.threshold > 0:
         total = len(order)
-    evidence = _Evidence(probability, cosines, held)
-    hits = _describe(conn, text, chosen, fused, kw_rank, vec_rank, evidence)
+    described = _describe(conn, text, chosen, fused, kw_rank, vec_rank)
+    hits = _with_evidence(described, probability, cosines, held)
     return HybridResult(hits, total, sides, notice if mode != "keyword" else None, calibrated)
 
 
-@dataclass(frozen=True, slots=True)
-class _Evidence:
-    probability: dict[int, float]  # calibrated relevance
-    cosines: dict[int, float]
-    held: dict[int, tuple[float, float]]  # ``coverage``
+def _with_evidence(
+    described: list[tuple[int, HybridHit]],
+    probability: dict[int, float],
+    cosines: dict[int, float],
+    held: dict[int, tuple[float, float]],
+) -> list[HybridHit]:
+    """The hits with their evidence; the list reads best first, so a note shows at most the
+    relevance of the one above it."""
+    hits: list[HybridHit] = []
+    shown = 1.0
+    for fid, h in described:
+        shown = min(shown, probability[fid])
+        words, in_title = held.get(fid, (0.0, 0.0))
+        hits.append(replace(
+            h,
+            relevance=round(shown, 3),
+            vector_score=cosines.get(fid, h.vector_score),
+            held=round(words, 3),
+            in_title=round(in_title, 3),
+        ))  # fmt: skip
+    return hits
 
 
 def _describe(
@@ -414,10 +430,8 @@ def _describe(
     fused: dict[int, float],
     kw_rank: dict[int, tuple[int, KeywordHit]],
     vec_rank: dict[int, tuple[int, ChunkMatch]],
-    evidence: _Evidence,
-) -> list[HybridHit]:
-    """A hit for each chosen note still in the index, with its evidence; the list reads best
-    first, so a note shows at most the relevance of the one above it."""
+) -> list[tuple[int, HybridHit]]:
+    """(file id, hit) for each chosen note still in the index, relevance left at 0."""
     if not chosen:
         return []
     marks = ",".join("?" * len(chosen))
@@ -437,13 +451,10 @@ def _describe(
             chunk_ids,
         )
     }
-    out: list[HybridHit] = []
-    shown = 1.0
+    out: list[tuple[int, HybridHit]] = []
     for fid in chosen:
         if fid not in titles:
             continue  # deleted since the vectors were loaded
-        shown = min(shown, evidence.probability[fid])
-        words, in_title = evidence.held.get(fid, (0.0, 0.0))
         path, title = titles[fid]
         kr = kw_rank.get(fid)
         vr = vec_rank.get(fid)
@@ -454,19 +465,17 @@ def _describe(
                 heading = chunk[0]
                 if kr is None or vr[0] <= kr[0] or not snippet:
                     snippet = _excerpt(chunk[1])
-        out.append(HybridHit(
+        out.append((fid, HybridHit(
                 path=path,
                 title=title,
-                relevance=round(shown, 3),
+                relevance=0.0,
                 snippet=snippet,
                 heading=heading,
                 score=fused[fid],
                 keyword_rank=kr[0] if kr else None,
                 vector_rank=vr[0] if vr else None,
-                vector_score=evidence.cosines.get(fid, vr[1].score if vr else None),
-                held=round(words, 3),
-                in_title=round(in_title, 3),
-        ))  # fmt: skip
+                vector_score=vr[1].score if vr else None,
+        )))  # fmt: skip
     return out
 
 
