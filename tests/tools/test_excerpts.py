@@ -119,3 +119,27 @@ def test_around_match_leaves_bold_text_as_written() -> None:
     long = "word " * 200 + "**start " + "filler " * 60 + "omega end** tail\n"
     shown = around_match(long, "**omega**")
     assert "omega end** tail" in shown and "**omega**" not in shown
+
+
+def test_bold_text_changes_only_where_the_markers_go() -> None:
+    # Notes full of the note's own emphasis: the excerpt is the same text as without regard to
+    # bold (every "*" aside), and never doubles markers the note does not double itself.
+    rng = random.Random(7)
+    vocab = ["alpha", "**gamma**", "**two words**", "__under line__", "*ital*", "* item", "**"]
+    vocab += ["[[Delta note]]", "[**x** y](dest)", "zeta.", "eta", "***both***", "__init__"]
+    checked = 0
+    for _ in range(400):
+        lines = [
+            rng.choice(["", "", "# ", "- ", "\t"])
+            + " ".join(rng.choice(vocab) for _ in range(rng.randrange(0, 15)))
+            for _ in range(rng.randrange(1, 60))
+        ]
+        body = "\n".join(lines)
+        for words in (["zeta"], ["gamma"], ["two"], ["eta", "alpha"], ["line"], ["ital"]):
+            if words[0] not in body.lower():
+                continue
+            shown = around_match(body, " ".join(f"**{w}**" for w in words))
+            assert shown.replace("*", "") == _whole_around(body, words).replace("*", "")
+            assert "****" not in shown or "****" in body, shown
+            checked += 1
+    assert checked > 1000
