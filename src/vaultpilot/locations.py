@@ -33,6 +33,7 @@ __all__ = [
     "DATA_DIR_ENV",
     "VAULT_ENV",
     "data_root",
+    "enclosing_vault",
     "find_vault",
     "memory_db_path",
     "private_database",
@@ -102,6 +103,17 @@ def find_vault(flag: str | Path | None, env: Mapping[str, str] | None = None) ->
             "holds your notes, e.g. --vault ~/Notes."
         )
     return found
+
+
+def enclosing_vault(folder: Path) -> Path:
+    """The vault ``folder`` lies in: the nearest folder at or above it holding ``.obsidian/``
+    (resolved), else ``folder`` itself. A program given a sub-folder of a vault (``vault_path``,
+    ``repo_path``) keeps to that vault's rules, lock and journal, not to a vault of its own."""
+    here = Path(os.path.realpath(folder))
+    for candidate in (here, *here.parents):
+        if (candidate / ".obsidian").is_dir():
+            return candidate
+    return here
 
 
 def tighten(path: Path, mode: int = FILE_MODE) -> None:

@@ -328,3 +328,10 @@ def test_the_vaults_rules_hold(git_repo: Path, git_env: dict[str, str], tmp_path
     assert staged == ["Diary.md", "README.md"]  # the denied folder stays out of the commit
     # Without rules, everything is as before.
     assert "Secrets" in call(git_repo, git_env, "git_status", {})["result"]["data"]
+    # A sub-folder of the vault keeps to the vault's rules, not to rules of its own.
+    (git_repo / ".obsidian").mkdir()
+    git(git_repo, env, "reset", "-q")
+    inside = call(git_repo, env, "git_diff", {"repo_path": "Secrets"})["result"]["data"]
+    assert "4242" not in inside
+    data, _ = failed(call(git_repo, env, "git_diff", {"repo_path": "Secrets", "files": ["pin.md"]}))
+    assert "deny" in data

@@ -421,4 +421,24 @@ def test_the_vaults_rules_hold(sandbox: Path, tmp_path: Path) -> None:
         sent = note_request(action, vault, note_name=name, content="x\n")
         reply = run_agent("obsidian_agent", sent, env=env).reply
         assert reply["code"] == 3 and "was not run" in reply["error"]
+    # A vault_path inside the vault keeps to the vault's rules.
+    inside = run_agent(
+        "obsidian_agent", note_request("read_note", vault / "Secrets", note_name="pin"), env=env
+    ).reply
+    assert inside["code"] == 3 and "deny" in inside["error"] and "4242" not in json.dumps(inside)
+    sent = note_request("update_note", vault / "Projects", note_name="Plan", content="x\n")
+    assert run_agent("obsidian_agent", sent, env=env).reply["code"] == 3
     assert tree(sandbox) == before
+
+
+def test_a_write_in_a_sub_folder_is_the_vaults(sandbox: Path, data_dir: Path) -> None:
+    from vaultpilot.locations import memory_db_path
+    from vaultpilot.memory.journal import Journal
+
+    vault = sandbox / "vault"
+    sent = note_request("update_note", vault / "Projects", note_name="Plan", content="new\n")
+    assert run_agent("obsidian_agent", sent).reply["code"] == 0
+    journal = Journal(memory_db_path(data_dir))
+    (latest,) = journal.change_sets(str(vault.resolve()))
+    assert latest.paths() == ["Projects/Plan.md"]  # as the vault names it, in the vault's journal
+    journal.close()

@@ -100,7 +100,7 @@ from vaultpilot.errors import (
     VaultpilotError,
     map_os_errors,
 )
-from vaultpilot.locations import data_root, memory_db_path
+from vaultpilot.locations import data_root, enclosing_vault, memory_db_path
 from vaultpilot.memory.db import connect
 from vaultpilot.memory.registry import upsert_tool
 from vaultpilot.tools.rules import VaultRules, load_rules
@@ -269,21 +269,41 @@ def _check_inside(files: Sequence[str], repo: Path, toplevel: str) -> None:
             )
 
 
-def _rules(repo: Path) -> VaultRules | None:
-    """The rules of the vault that is the repository ``repo`` (None: the config sets none)."""
+@dataclass(frozen=True, slots=True)
+class _Rules:
+    """The rules of the vault the repository folder lies in, and where in it that folder is
+    (``inside``: "." at the vault's root), to turn names between the two."""
+
+    rules: VaultRules
+    inside: str
+
+    def in_vault(self, name: str) -> str:
+        """A name given relative to the repository folder, as the vault names it."""
+        return os.path.normpath(os.path.join(self.inside, name)).replace(os.sep, "/")
+
+    def in_repo(self, entry: str) -> str:
+        """A rules entry (vault-relative) as a path from the repository folder."""
+        return os.path.relpath(os.path.join(".", entry), self.inside).replace(os.sep, "/")
+
+
+def _rules(repo: Path) -> _Rules | None:
+    """The rules of the vault ``repo`` lies in (None: the config sets none); a sub-folder of a
+    vault keeps to that vault's rules (``locations.enclosing_vault``)."""
     path = config_path()
     config = read_config(path) if path.is_file() else {}
     if "rules" not in config:
         return None
-    return load_rules(config, Path(os.path.realpath(repo)), where=str(path))
+    vault = enclosing_vault(repo)
+    inside = os.path.relpath(os.path.realpath(repo), vault)
+    return _Rules(load_rules(config, vault, where=str(path)), inside)
 
 
-def _pathspecs(files: Sequence[str], hidden: Sequence[str]) -> list[str]:
+def _pathspecs(files: Sequence[str], hidden: Sequence[str], rules: _Rules) -> list[str]:
     """``-- FILES`` as literal pathspecs (``.`` for none), each hidden entry excluded as the
     rules compare it: any case, as a folder and as a note with or without ``.md``."""
     kept = [f":(literal){name}" for name in files] or [":(literal)."]
     left_out = {
-        f":(exclude,icase,literal){form}"
+        f":(exclude,icase,literal){rules.in_repo(form)}"
         for entry in hidden
         for bare in [entry.replace("\\", "/").strip().strip("/").removesuffix(".md")]
         if bare
@@ -292,32 +312,35 @@ def _pathspecs(files: Sequence[str], hidden: Sequence[str]) -> list[str]:
     return ["--", *kept, *sorted(left_out)]
 
 
-def _check_files(files: Sequence[str], repo: Path, toplevel: str, rules: VaultRules | None) -> None:
+def _check_files(files: Sequence[str], repo: Path, toplevel: str, rules: _Rules | None) -> None:
     """Refuse names outside the repository, and names of notes the vault's rules keep from the
     agent (as the vault tools refuse them)."""
     _check_inside(files, repo, toplevel)
     if rules is not None:
-        rules.check_read([os.path.normpath(name).replace(os.sep, "/") for name in files])
+        rules.rules.check_read([rules.in_vault(name) for name in files])
 
 
-def _git_args(command: object, rules: VaultRules | None = None) -> tuple[list[str], str | None]:
-    """git's arguments and stdin for a validated command, keeping to the vault's ``rules``."""
-    deny = rules.deny if rules is not None else ()
-    unseen = (*deny, *rules.private) if rules is not None else ()
+def _git_args(command: object, rules: _Rules | None = None) -> tuple[list[str], str | None]:
+    """git's arguments and stdin for a validated command, keeping to the vault's ``rules``:
+    with any to keep to, file names go as literal pathspecs beside the exclusions."""
+    deny = rules.rules.deny if rules is not None else ()
+    unseen = (*deny, *rules.rules.private) if rules is not None else ()
     match command:
         case GitStatus():
             status = ["status", "--ignore-submodules=all"]
-            return [*status, *(_pathspecs([], deny) if deny else [])], None
+            if rules is not None and deny:
+                return [*status, *_pathspecs([], deny, rules)], None
+            return status, None
         case GitDiff(files=files):
             diff = ["diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all"]
-            if unseen:
-                return [*diff, *_pathspecs(files, unseen)], None
+            if rules is not None and unseen:
+                return [*diff, *_pathspecs(files, unseen, rules)], None
             return ["--literal-pathspecs", *diff, *(["--", *files] if files else [])], None
         case GitLog(limit=limit):
             return ["log", "--no-ext-diff", "--no-textconv", f"--max-count={limit}"], None
         case GitAdd(files=files):
-            if deny:
-                return ["add", *_pathspecs(files, deny)], None
+            if rules is not None and deny:
+                return ["add", *_pathspecs(files, deny, rules)], None
             return ["--literal-pathspecs", "add", "--", *files], None
         case GitCommit(message=message):
             return ["commit", "--no-verify", "--file=-"], message

@@ -155,24 +155,31 @@ def execute(command: NoteCommand, *, cwd: Path) -> str:
     root = _vault_root(command.vault_path, cwd)
     rel = _note_rel(command.note_name)
     name = command.note_name
-    rules = _rules(root)
+    from vaultpilot.locations import enclosing_vault
+
+    # A vault_path inside a vault keeps to that vault's rules, lock and journal, with the note
+    # named as that vault knows it.
+    vault = enclosing_vault(root)
+    where = Path(os.path.realpath(root)).relative_to(vault).as_posix()
+    in_vault = rel if where == "." else f"{where}/{rel}"
+    rules = _rules(vault)
     if command.action == "read_note":
         if rules is not None:
-            rules.check_read([rel])
+            rules.check_read([in_vault])
         try:
             text = files.read_note(root, rel).text
         except NotFoundError:
             raise NotFoundError(
                 f"Note '{name}' does not exist in the vault ('{rel}' not found)."
             ) from None
-        if rules is not None and rules.private_note(rel):
+        if rules is not None and rules.private_note(in_vault):
             from vaultpilot.tools.rules import PRIVATE_TEXT
 
             return PRIVATE_TEXT
         return text
     files.confine(root, rel, write=True)  # refuse escapes and protected folders before anything
     if rules is not None:
-        rules.check_write(command.action, [rel])
+        rules.check_write(command.action, [in_vault])
     assert command.content is not None
     from vaultpilot.locations import data_root, memory_db_path, vault_data_dir
     from vaultpilot.memory import journal
@@ -181,10 +188,10 @@ def execute(command: NoteCommand, *, cwd: Path) -> str:
     book = journal.Journal(memory_db_path(data), source=TOOL)
     try:
         with (
-            write_lock(vault_data_dir(root, data) / LOCK_NAME, timeout=_lock_wait()),
-            journal.recording(book, str(root), command.action, revert=_put_back(root)),
+            write_lock(vault_data_dir(vault, data) / LOCK_NAME, timeout=_lock_wait()),
+            journal.recording(book, str(vault), command.action, revert=_put_back(vault)),
         ):
-            return _write(command, root, rel, book)
+            return _write(command, root, rel, book, prefix="" if where == "." else where)
     finally:
         book.close()
 
@@ -206,7 +213,11 @@ def _lock_wait() -> float:
         return DEFAULT_WAIT
 
 
-def _write(command: NoteCommand, root: Path, rel: str, book: journal.Journal) -> str:
+def _write(
+    command: NoteCommand, root: Path, rel: str, book: journal.Journal, *, prefix: str
+) -> str:
+    """Carry out a write; its changes go to the journal as the vault names them (``prefix``:
+    where ``root`` is inside the vault)."""
     from vaultpilot.memory import journal  # the module, at run time
 
     name = command.note_name
@@ -222,9 +233,9 @@ def _write(command: NoteCommand, root: Path, rel: str, book: journal.Journal) ->
                 ) from None
             raise
         for folder in made:
-            journal.note(book, journal.FileChange("mkdir", None, folder))
+            journal.note(book, journal.FileChange("mkdir", None, _in(prefix, folder)))
         after = files.encode_note(note.text, note.fmt)
-        journal.note(book, journal.FileChange("create", None, rel, None, after))
+        journal.note(book, journal.FileChange("create", None, _in(prefix, rel), None, after))
         return f"Note '{name}' created successfully."
     try:
         current = files.read_note(root, rel)
@@ -235,8 +246,13 @@ def _write(command: NoteCommand, root: Path, rel: str, book: journal.Journal) ->
     files.replace_note(root, rel, command.content, current.fmt, base=current)
     before = files.encode_note(current.text, current.fmt)
     after = files.encode_note(command.content, current.fmt)
-    journal.note(book, journal.FileChange("update", rel, rel, before, after))
+    path = _in(prefix, rel)
+    journal.note(book, journal.FileChange("update", path, path, before, after))
     return f"Note '{name}' updated successfully."
+
+
+def _in(prefix: str, rel: str) -> str:
+    return f"{prefix}/{rel}" if prefix else rel
 
 
 def handle(raw: bytes, *, cwd: Path, log: JsonLog) -> Reply:
