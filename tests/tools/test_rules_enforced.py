@@ -221,3 +221,32 @@ def test_rules_come_from_the_config_file(
     assert ctx.rules.deny == ("Secrets",)
     out = _call(ctx, "obsidian_get_context", contextType="read_note", target="pin")
     assert "error" in out and "4242" not in str(out)
+
+
+def test_hidden_notes_are_not_counted_either(vault: Path) -> None:
+    """A count that included a denied note would tell what it holds, one guess at a time."""
+    (vault / "Secrets" / "pw.md").write_text(
+        "---\npassword: hunter2\n---\nbank pin and password\n", encoding="utf-8"
+    )
+    (vault / "Secrets" / "open.md").write_text("an open bank note\n", encoding="utf-8")
+    rules = VaultRules(deny=("Secrets",), read_only=("Secrets/open.md",))
+    ctx = _ctx(vault, rules)
+    guess = _call(
+        ctx, "obsidian_query_vault", queryType="search_by_metadata",
+        filters={"properties": {"password": "hunter2"}},
+    )  # fmt: skip
+    assert guess["totalFound"] == 0 and guess["results"] == []
+    recent = _call(ctx, "obsidian_query_vault", queryType="recent_changes", limit=50)
+    listed = {r["path"] for r in recent["results"]}
+    assert recent["totalFound"] == len(listed) and not any("pin" in p or "pw" in p for p in listed)
+    assert "Secrets/open.md" in listed  # a longer rule opens it again
+    # The limit applies after hiding: the best visible note fills the one place.
+    found = _call(
+        ctx, "obsidian_query_vault", queryType="semantic_search", query="bank pin", limit=1
+    )
+    assert len(found["results"]) == 1 and "Secrets/pin.md" not in _paths(found)
+    everything = _call(ctx, "obsidian_query_vault", queryType="semantic_search", query="bank")
+    assert everything["totalFound"] == len(_paths(everything["results"]))
+    related = _call(ctx, "obsidian_query_vault", queryType="find_related", referenceNote="Inbox")
+    assert "Secrets/pin.md" not in _paths(related)
+    assert related["totalFound"] == len(related["results"])

@@ -114,6 +114,11 @@ class NoteFilter:
     created_to: str | None = None  # YYYY-MM-DD, inclusive
     date_from: str | None = None  # the note's date (see the module docstring), inclusive
     date_to: str | None = None
+    # Notes and folders left out (lower-cased paths without '.md': a note, or a folder and all
+    # below it), as the vault's rules hide them: neither listed nor counted; ``shown`` are the
+    # entries inside them that a longer rule opens again.
+    hidden: tuple[str, ...] = ()
+    shown: tuple[str, ...] = ()
 
 
 def _escape_like(text: str) -> str:
@@ -177,7 +182,21 @@ def filter_sql(filt: NoteFilter) -> tuple[str, list[object]]:
         if value is not None:
             where.append(sql)
             args.append(value)
+    if filt.hidden:
+        hidden, hargs = _covered(filt.hidden)
+        shown, sargs = _covered(filt.shown) if filt.shown else ("0", [])
+        where.append(f"NOT ({hidden} AND NOT {shown})")
+        args.extend([*hargs, *sargs])
     return " AND ".join(where), args
+
+
+def _covered(entries: tuple[str, ...]) -> tuple[str, list[object]]:
+    """A condition true for a note that is one of ``entries`` or lies in one (see NoteFilter)."""
+    one = "f.path_lower = ? OR f.path_lower = ? OR f.path_lower LIKE ? ESCAPE '\\'"
+    args: list[object] = []
+    for entry in entries:
+        args.extend([entry, f"{entry}.md", f"{_escape_like(entry)}/%"])
+    return "(" + " OR ".join([one] * len(entries)) + ")", args
 
 
 def note_dates(conn: sqlite3.Connection, paths: Iterable[str]) -> dict[str, NoteDate]:

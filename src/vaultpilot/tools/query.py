@@ -11,6 +11,7 @@ or widen the query. ``concise`` results carry path, title and relevance (about 5
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import assert_never
 
 from vaultpilot.errors import InvalidArgumentError, NotFoundError
@@ -43,6 +44,15 @@ def _result(results: list[NoteInfo], total: int, *, suggestion: str | None = Non
     return out
 
 
+def _unhidden(ctx: ToolContext, filt: NoteFilter | None) -> NoteFilter | None:
+    """``filt`` leaving out what the vault's rules hide, so it is neither shown nor counted (a
+    count that included it would tell, one guess at a time, what a hidden note holds)."""
+    hidden, shown = ctx.rules.hidden_entries()
+    if not hidden:
+        return filt
+    return replace(filt or NoteFilter(), hidden=hidden, shown=shown)
+
+
 def _allowed(ctx: ToolContext, filt: NoteFilter | None) -> frozenset[str] | None:
     if filt is None:
         return None
@@ -73,7 +83,7 @@ def _semantic(ctx: ToolContext, p: QueryVaultParams) -> QueryResult:
             p.limit,
             tag=tags[0] if simple and tags else None,
             folder=filt.folder if simple and filt else None,
-            allowed=None if simple or filt is None else _allowed(ctx, filt),
+            allowed=_allowed(ctx, _unhidden(ctx, None if simple else filt)),
         ),
     )
     hits = ranking.hits
@@ -194,6 +204,7 @@ def _related(ctx: ToolContext, p: QueryVaultParams) -> QueryResult:
     ref = resolve_note(ctx, p.reference_note, param="referenceNote")
     filt = note_filter(ctx, p.filters, folder=p.path)
     related = related_notes(ctx, ref, allowed=_allowed(ctx, filt))
+    related = [r for r in related if not ctx.rules.hidden(r.path)]  # neither shown nor counted
     shown = related[: p.limit]
     results = note_infos(
         ctx,
@@ -241,7 +252,7 @@ def _metadata(ctx: ToolContext, p: QueryVaultParams, *, recent: bool = False) ->
     by_date = rng is not None and "field" not in rng.model_fields_set
     page = page_notes(
         ctx.conn,
-        filt or NoteFilter(),
+        _unhidden(ctx, filt) or NoteFilter(),
         order="date" if by_date else "modified",
         limit=p.limit,
         count_up_to=_COUNT_UP_TO,

@@ -114,6 +114,20 @@ class VaultRules:
     def hidden(self, path: str) -> bool:
         return self.access(path) == "deny"
 
+    def hidden_entries(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(the deny entries, the other entries inside one of them, which a longer rule opens
+        again), lower-cased without '.md': what a query leaves out before it counts."""
+        lower = {e: w.replace("\\", "/").strip().strip("/").lower().removesuffix(".md")
+                 for e, w, _ in self._entries}  # fmt: skip
+        deny = tuple(lower[e] for e, _, access in self._entries if access == "deny")
+        inside = tuple(
+            lower[e]
+            for e, _, access in self._entries
+            if access != "deny"
+            and any(e.startswith(d + "/") for d, _, a in self._entries if a == "deny")
+        )
+        return deny, inside
+
     def private_note(self, path: str) -> bool:
         return self.access(path) == "private"
 
