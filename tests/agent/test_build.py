@@ -224,7 +224,7 @@ def test_the_vaults_rules_hold_in_a_run(serve: Any, vault: Path, data_dir: Path)
         events = collect(agent, "go", controls=controls, on_event=answer)
     finally:
         ctx.conn.close()
-    assert "People: hidden from you." in agent.system_prompt
+    assert "hidden from you" in agent.system_prompt and "People" not in agent.system_prompt
     first, second = of_kind(events, ToolResult)
     assert not first.success and "deny" in first.result["error"]
     assert "oat flat white" not in json.dumps(server.requests[1].body)
@@ -263,7 +263,7 @@ def test_mentions_follow_the_vaults_rules(serve: Any, vault: Path, data_dir: Pat
     token = agent.note_token
     user = server.requests[0].body["messages"][1]["content"]
     # A denied note is refused, saying so; a private note's text is withheld.
-    assert "oat flat white" not in user and "keep from the agent (deny)" in user
+    assert "oat flat white" not in user and "kept from the agent by the vault's rules" in user
     assert "Bergen" not in user and "keep this note's text from the model" in user
     # Attached text is between the run's markers, which the note cannot forge, and flagged.
     offer = user.split("--- Clippings/Offer.md ---", 1)[1]

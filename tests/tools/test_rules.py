@@ -37,10 +37,13 @@ def test_the_longest_entry_decides(path: str, access: str) -> None:
     assert RULES.access(path) == access
 
 
-def test_reads_of_denied_notes_are_refused_with_the_rule_named() -> None:
+def test_reads_of_denied_notes_are_refused_by_the_name_given() -> None:
     RULES.check_read(["Archive/old.md", "Journal/x.md"])
-    with pytest.raises(PathRefusedError, match=r"'Secrets/pin.md' is in 'Secrets'.*\[rules\]"):
+    with pytest.raises(PathRefusedError, match=r"^'Secrets/pin.md' is kept .*\[rules\]"):
         RULES.check_read(["Projects/a.md", "Secrets/pin.md"])
+    with pytest.raises(PathRefusedError, match=r"^'pin' is kept") as refused:
+        RULES.check_read(["Secrets/pin.md"], named="pin")  # where a title led is not said
+    assert "Secrets" not in str(refused.value)
 
 
 @pytest.mark.parametrize("path", ["Secrets/a.md", "Archive/a.md", "Journal/a.md"])
@@ -122,7 +125,8 @@ def test_a_bad_rules_table_is_a_clear_setup_error(table: dict[str, object], mess
 
 def test_describe_tells_the_model_what_holds() -> None:
     text = RULES.describe()
-    assert "Secrets: hidden from you." in text and "no argument changes them" in text
+    assert "hidden from you" in text and "no argument changes them" in text
+    assert "Secrets" not in text  # a denied entry is never named to the model
     assert VaultRules(untrusted=()).describe() == ""
 
 

@@ -134,10 +134,13 @@ def test_a_folder_holding_a_protected_note_is_not_changed_whole(vault: Path) -> 
     # A denied note named exactly reads as one, not as "in" itself.
     read = _call(_ctx(vault, RULES), "obsidian_get_context", contextType="read_note",
                  target="Secrets/pin.md")  # fmt: skip
-    assert "'Secrets/pin.md' is in 'Secrets'," in read["error"]
+    assert read["error"].startswith("'Secrets/pin.md' is kept from the agent by the vault's")
+    by_title = _call(_ctx(vault, RULES), "obsidian_get_context", contextType="read_note",
+                     target="pin")  # fmt: skip
+    assert by_title["error"].startswith("'pin' is kept") and "Secrets" not in by_title["error"]
     read = _call(_ctx(vault, VaultRules(deny=("Inbox.md",))), "obsidian_get_context",
                  contextType="read_note", target="Inbox.md")  # fmt: skip
-    assert read["error"].startswith("'Inbox.md' is a note which the vault's rules keep")
+    assert read["error"].startswith("'Inbox.md' is kept from the agent by the vault's rules")
 
 
 @pytest.mark.parametrize(("where", "named"), [("Archive/old.md", True), ("Secrets/pin.md", False)])

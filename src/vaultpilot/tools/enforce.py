@@ -47,6 +47,13 @@ def _paths(ctx: ToolContext, names: list[str]) -> list[str]:
     return [*names, *found]
 
 
+def _check_reads(ctx: ToolContext, names: list[str]) -> None:
+    """Refuse a read naming a denied note, by the name as given (a title that led to a denied
+    note is refused without saying where it led)."""
+    for name in names:
+        ctx.rules.check_read(_paths(ctx, [name]), named=name)
+
+
 def before(ctx: ToolContext, tool: Tool, arguments: Mapping[str, Any]) -> None:
     rules = ctx.rules
     op = tool.operation(arguments)
@@ -54,12 +61,13 @@ def before(ctx: ToolContext, tool: Tool, arguments: Mapping[str, Any]) -> None:
         return
     names = tool.files(arguments)
     if not op.writes:
-        rules.check_read(_paths(ctx, names))
+        _check_reads(ctx, names)
         return
     # A change is checked against the notes its names resolve to now, as the operation will
     # resolve them after its own sync: a title resolving to a note since moved into a denied or
     # read-only folder must not pass on an old index (a no-op while a watcher keeps it live).
     ctx.fresh(force=True, paths=())
+    _check_reads(ctx, names)  # a denied note, by the name given (not where it led)
     rules.check_write(op.name, _paths(ctx, names), preview=bool(arguments.get("dryRun")))
     # The operation's first file field is what a folder operation changes as a whole.
     target = arguments.get(op.files[0]) if op.files else None

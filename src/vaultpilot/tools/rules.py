@@ -137,19 +137,15 @@ class VaultRules:
         return self.mode == "read-only" or any(a in _PROTECTED for _, _, a in self._entries)
 
     # ----- checks the tools run
-    def check_read(self, paths: Iterable[str]) -> None:
+    def check_read(self, paths: Iterable[str], *, named: str | None = None) -> None:
+        """Refuse a denied path, naming it as the caller did (``named``: the name given, when
+        ``paths`` are what it resolved to), never the rule's entry or where a guess led."""
         for path in paths:
-            found = self._rule(path)
-            if found is not None and found[1] == "deny":
-                where = (
-                    f"'{path}' is a note"
-                    if _norm(path) == _norm(found[0])
-                    else f"'{path}' is in '{found[0]}',"
-                )
+            if self.hidden(path):
                 raise PathRefusedError(
-                    f"{where} which the vault's rules keep from the agent (deny). Work with "
-                    "other notes; only the person can change the rules (the [rules] table of "
-                    "config.toml)."
+                    f"'{named or path}' is kept from the agent by the vault's rules (deny). Work "
+                    "with other notes; only the person can change the rules (the [rules] table "
+                    "of config.toml)."
                 )
 
     def check_write(self, operation: str, paths: Iterable[str], *, preview: bool = False) -> None:
@@ -165,6 +161,11 @@ class VaultRules:
             if found is None:
                 continue
             entry, access = found
+            if access == "deny":  # neither the entry nor where a name led is said
+                raise PathRefusedError(
+                    f"{operation} was not run: '{path}' is kept from the agent by the vault's "
+                    "rules. Nothing was changed; leave it alone or ask the person."
+                )
             if access in _PROTECTED:
                 what = {"deny": "keep from the agent", "read_only": "make read-only",
                         "private": "keep private"}[access]  # fmt: skip
@@ -238,11 +239,16 @@ class VaultRules:
             lines.append("- Read-only: no tool may change the vault in this session.")
         elif self.mode == "ask":
             lines.append("- Every change asks the person first.")
-        names = {"deny": "hidden from you", "read_only": "read-only", "ask": "changes ask first",
+        if self.deny:  # not named: the agent may not learn what they are
+            lines.append(
+                "- Some notes and folders are hidden from you: no tool shows, counts or changes "
+                "them, and you cannot name your way to them."
+            )
+        names = {"read_only": "read-only", "ask": "changes ask first",
                  "private": "private (listed, text withheld)",
                  "untrusted": "untrusted (reading them makes every later change ask)"}  # fmt: skip
         for key in _ACCESS_KEYS:
-            entries = getattr(self, key)
+            entries = getattr(self, key) if key != "deny" else ()
             if entries:
                 lines.append(f"- {', '.join(entries)}: {names[key]}.")
         if not lines:
