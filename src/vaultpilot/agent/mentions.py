@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from vaultpilot.errors import VaultpilotError
+from vaultpilot.errors import PathRefusedError, VaultpilotError
 from vaultpilot.tools.untrusted import hidden_text, wrap_attached
 
 __all__ = [
@@ -147,8 +147,11 @@ def attach(
             continue
         try:
             text, version = read(path)
-        except (VaultpilotError, OSError) as exc:  # refused or unreadable: say why
-            refused.append(f"{mention.written} ({exc})")
+        except PathRefusedError:  # said without where the mention led
+            refused.append(f"{mention.written} — kept from the agent by the vault's rules")
+            continue
+        except (VaultpilotError, OSError) as exc:  # unreadable: say why
+            refused.append(f"{mention.written} — {exc}")
             continue
         cost = _tokens(text)
         truncated = cost > left

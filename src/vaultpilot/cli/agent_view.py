@@ -326,8 +326,9 @@ class TerminalView:
         for note in event.notes:
             cut = " (truncated)" if note["truncated"] else ""
             self._line(Text(f"📎 {note['path']}{cut}", "cyan"))
-        for name in event.unknown:
-            self._line(Text(f"📎 {name}: no such note in the vault", "yellow"))
+        for name in event.unknown:  # "@X — why" when the note was there but not attached
+            said = name if " — " in name else f"{name}: no such note in the vault"
+            self._line(Text(f"📎 {said}", "yellow"))
         for path in event.omitted:
             self._line(Text(f"📎 {path}: over the context budget, not attached", "yellow"))
 

@@ -114,7 +114,7 @@ class ItemView extends Component<ItemProps> {
         return (
           <li class="notice">
             Attached {item.notes.length ? item.notes.join(", ") : "no notes"}
-            {item.unknown.length > 0 && <span class="warn"> · not found: {item.unknown.join(", ")}</span>}
+            {item.unknown.length > 0 && <span class="warn"> · not attached: {item.unknown.join(", ")}</span>}
             {item.omitted.length > 0 && <span class="warn"> · over the budget: {item.omitted.join(", ")}</span>}
           </li>
         );
