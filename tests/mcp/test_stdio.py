@@ -225,6 +225,20 @@ def test_config_rules_allow_and_deny(tmp_path: Path, example_vault: Path, data_d
                 {"operation": "move_note", "target": "Home.md", "destination": "Archive"},
             )
             assert not moved.is_error, _text(moved)
+            # So are the vault's rules: what the person protects now is protected at once.
+            (tmp_path / "config.toml").write_text(
+                '[approvals]\n"obsidian_vault_manager.delete_note" = "allow"\n'
+                '[rules]\nread_only = ["Archive"]\n'
+            )
+            kept = await client.call_tool(
+                "obsidian_vault_manager",
+                {
+                    "operation": "delete_note",
+                    "target": "Archive/Home.md",
+                    "confirmDestructive": True,
+                },
+            )
+            assert kept.is_error and "read-only" in _text(kept)
 
     _run(session)
     assert not (example_vault / "Inbox.md").exists()

@@ -14,6 +14,7 @@ import pytest
 from vaultpilot.errors import SetupError
 from vaultpilot.index.lookup import all_paths
 from vaultpilot.tools import ToolContext
+from vaultpilot.tools.rules import VaultRules
 from vaultpilot.tools.session import VaultRuntime, live_session
 
 WAIT = 10.0
@@ -118,29 +119,37 @@ def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-def test_rules_are_read_once_when_the_runtime_is_made(
+def test_rules_from_the_config_file_follow_its_changes(
     example_vault: Path, data_dir: Path, config: Path
 ) -> None:
     config.write_text('[rules]\ndeny = ["People"]\n', encoding="utf-8")
     rt = VaultRuntime(example_vault, data_dir / "once" / "index.db", source="mcp", watch=False)
     try:
-        # A change while the process runs waits for the next start, as in the server.
-        config.write_text('[rules]\ndeny = ["Projects"]\n', encoding="utf-8")
         assert rt.call(lambda ctx: ctx.rules.deny) == ("People",)
+        # A change while the process runs holds from the next call on.
+        config.write_text('[rules]\ndeny = ["Projects"]\n', encoding="utf-8")
+        assert rt.call(lambda ctx: ctx.rules.deny) == ("Projects",)
         run_ctx = rt.open_run_context()
         try:
-            assert run_ctx.rules.deny == ("People",)
+            assert run_ctx.rules.deny == ("Projects",)
         finally:
             run_ctx.conn.close()
             if run_ctx.journal is not None:
                 run_ctx.journal.close()
+        # A file that no longer reads keeps the last good rules (and says so in the log).
+        config.write_text("[rules\n", encoding="utf-8")
+        assert rt.call(lambda ctx: ctx.rules.deny) == ("Projects",)
     finally:
         rt.close()
-    again = VaultRuntime(example_vault, data_dir / "once" / "index.db", source="mcp", watch=False)
+    given = VaultRules(deny=("Travel",))  # rules a caller gives (the server's) stay as given
+    fixed = VaultRuntime(
+        example_vault, data_dir / "once" / "index.db", source="mcp", watch=False, rules=given
+    )
     try:
-        assert again.rules.deny == ("Projects",)
+        config.write_text('[rules]\ndeny = ["People"]\n', encoding="utf-8")
+        assert fixed.call(lambda ctx: ctx.rules.deny) == ("Travel",)
     finally:
-        again.close()
+        fixed.close()
 
 
 def test_a_bad_rules_table_names_the_config_file(

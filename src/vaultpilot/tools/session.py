@@ -36,10 +36,12 @@ read never takes it. ``open_run_context()`` opens a context of its own for an ag
 caller closes ``ctx.conn``): its syncs also go through the writer and skip while live, and its
 ``writing()`` holds the turn for the length of the block.
 
-The person's rules for the vault (``[rules]`` of config.toml) are read once, when the runtime is
-made (``tools.context.read_rules``; given by the caller, or from the default config file), as the
-server reads them at start-up: every context the runtime lends or opens carries them, and a
-change to config.toml takes effect when the process starts again.
+The person's rules for the vault (``[rules]`` of config.toml) are given by the caller (the
+server reads them at start-up, for its read workers too: a change takes effect when it starts
+again), or else read from the config file (``tools.context.read_rules``) and read again when the
+file changes (``current_rules()``, a stat per call; a file that no longer reads keeps the last
+good rules): MCP over stdio and chat follow an edit at once. Every context the runtime lends or
+opens carries them.
 
 ``live_info()`` is the watcher's state for status lines and the server's API (``off`` when not
 watching). ``live_session(root, db_path)`` is the context manager a one-process client (chat)
@@ -59,6 +61,7 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict, TypeVar
 
 from vaultpilot.configfile import config_path
+from vaultpilot.errors import VaultpilotError
 from vaultpilot.index.background import BackgroundEmbedder
 from vaultpilot.index.pool import ReaderPool
 from vaultpilot.index.sync import SyncReport, sync_paths
@@ -72,6 +75,17 @@ from vaultpilot.vault.lock import DEFAULT_WAIT, write_lock
 __all__ = ["IndexState", "LiveInfo", "VaultRuntime", "live_session", "writes"]
 
 log = logging.getLogger(__name__)
+
+
+def _stamp(path: Path | None) -> tuple[int, int] | None:
+    """When a file last changed and its size (None: no such file)."""
+    try:
+        st = path.stat() if path is not None else None
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size) if st is not None else None
+
+
 T = TypeVar("T")
 
 
@@ -114,8 +128,10 @@ class VaultRuntime:
         self.semantic = semantic if semantic is not None else Semantic()
         self.lock_wait = lock_wait
         self.watch = watch
-        # Read once per process (see the module doc), not once per context.
-        self.rules = rules if rules is not None else read_rules(self.root, config_path())
+        # Given, or read from the config file and again when it changes (see the module doc).
+        self._rules_file = None if rules is not None else config_path()
+        self._rules_stamp = _stamp(self._rules_file)
+        self.rules = rules if rules is not None else read_rules(self.root, self._rules_file)
         self.background: BackgroundEmbedder | None = None
         self._rescan_every = rescan_every
         self._writer: ToolContext | None = None
@@ -243,6 +259,17 @@ class VaultRuntime:
 
     # --- calls
 
+    def current_rules(self) -> VaultRules:
+        """The rules, read again if they came from the config file and it changed."""
+        stamp = _stamp(self._rules_file)
+        if self._rules_file is not None and stamp != self._rules_stamp:
+            self._rules_stamp = stamp
+            try:
+                self.rules = read_rules(self.root, self._rules_file)
+            except VaultpilotError as err:
+                log.warning("kept the vault's rules: %s", err.message)
+        return self.rules
+
     def call(self, fn: Callable[[ToolContext], T], *, write: bool = False) -> T:
         """Run ``fn(ctx)`` in this thread on a context lent for the call (see the module doc);
         ``write`` takes the write turn up front."""
@@ -253,7 +280,10 @@ class VaultRuntime:
         try:
             with self._slots:
                 upkeep.slotted = True
-                return fn(replace(base, conn=self._readers.connection(), upkeep=upkeep))
+                lent = replace(
+                    base, conn=self._readers.connection(), upkeep=upkeep, rules=self.current_rules()
+                )
+                return fn(lent)
         finally:
             upkeep.slotted = False
             upkeep.end()
@@ -276,7 +306,7 @@ class VaultRuntime:
             semantic=self.semantic,
             lock_wait=self.lock_wait,
             source=source,
-            rules=self.rules,
+            rules=self.current_rules(),
         )
         return replace(ctx, upkeep=_RunUpkeep(self))
 
