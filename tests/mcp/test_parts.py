@@ -60,12 +60,18 @@ def test_config_carries_what_this_shell_uses(
 ) -> None:
     monkeypatch.setenv("VAULTPILOT_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("VAULTPILOT_CONFIG", str(tmp_path / "my config.toml"))
+    monkeypatch.setenv("VAULTPILOT_EMBEDDINGS", "openai")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     done = CliRunner().invoke(app, ["mcp", "config", "cursor", "--vault", str(example_vault)])
     assert done.exit_code == 0, done.output
     entry = json.loads(done.stdout)["mcpServers"]["vaultpilot"]
     assert entry["args"][-2:] == ["--data-dir", str(tmp_path / "data")]
-    assert entry["env"] == {"VAULTPILOT_CONFIG": str(tmp_path / "my config.toml")}
-    assert "carries over" in done.stderr and "my config.toml" in done.stderr
+    assert entry["env"] == {
+        "VAULTPILOT_CONFIG": str(tmp_path / "my config.toml"),
+        "VAULTPILOT_EMBEDDINGS": "openai",
+    }  # the same index, the same embeddings; never a key
+    assert "carries over" in done.stderr and "does not exist yet" in done.stderr
+    assert "sk-secret" not in done.stdout + done.stderr
     done = CliRunner().invoke(app, ["mcp", "config", "claude-code", "--vault", str(example_vault)])
     words = shlex.split(done.stdout)
     assert words[4:7] == ["-e", f"VAULTPILOT_CONFIG={tmp_path / 'my config.toml'}", "--"]

@@ -105,9 +105,21 @@ def _args(specs: list[str], data_dir: str | None) -> list[str]:
 
 
 def _env() -> dict[str, str]:
-    """The environment the server needs from this shell: the config file it names."""
+    """The environment the server needs from this shell: the config file it names and the
+    embedding settings (the index is shared: vectors of another model would be dropped). A
+    key (OPENAI_API_KEY) is never written into a client's configuration."""
+    from vaultpilot.index.semantic import (
+        EMBEDDINGS_BASE_URL_ENV,
+        EMBEDDINGS_ENV,
+        EMBEDDINGS_MODEL_ENV,
+    )
+
     chosen = os.environ.get(CONFIG_ENV)
-    return {CONFIG_ENV: str(Path(chosen).expanduser().absolute())} if chosen else {}
+    env = {CONFIG_ENV: str(Path(chosen).expanduser().absolute())} if chosen else {}
+    for name in (EMBEDDINGS_ENV, EMBEDDINGS_BASE_URL_ENV, EMBEDDINGS_MODEL_ENV):
+        if os.environ.get(name):
+            env[name] = os.environ[name]
+    return env
 
 
 def snippet(
@@ -207,7 +219,10 @@ def register(app: typer.Typer) -> None:
             if "--data-dir" in args
             else []
         )
-        kept += [f"the config file {env[CONFIG_ENV]} ({CONFIG_ENV})"] if env else []
+        if CONFIG_ENV in env:
+            missing = "" if Path(env[CONFIG_ENV]).is_file() else ", which does not exist yet"
+            kept.append(f"the config file {env[CONFIG_ENV]} ({CONFIG_ENV}{missing})")
+        kept += [f"{name}={env[name]}" for name in env if name != CONFIG_ENV]
         if kept:
             err_console.print(
                 "It carries over what this shell uses: " + " and ".join(kept) + ".",
