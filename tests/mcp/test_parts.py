@@ -74,7 +74,10 @@ def test_config_carries_what_this_shell_uses(
     assert "sk-secret" not in done.stdout + done.stderr
     done = CliRunner().invoke(app, ["mcp", "config", "claude-code", "--vault", str(example_vault)])
     words = shlex.split(done.stdout)
-    assert words[4:7] == ["-e", f"VAULTPILOT_CONFIG={tmp_path / 'my config.toml'}", "--"]
+    assert words[4:9] == [
+        "-e", f"VAULTPILOT_CONFIG={tmp_path / 'my config.toml'}",
+        "-e", "VAULTPILOT_EMBEDDINGS=openai", "--",
+    ]  # fmt: skip
 
 
 def test_vault_specs(tmp_path: Path) -> None:
