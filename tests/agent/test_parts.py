@@ -49,6 +49,10 @@ def test_mentions_quoted_bare_and_unknown() -> None:
         ("@Plan", "Archive/Plan.md"),  # the shortest path wins, as in Obsidian
     ]
     assert unknown == ["@Nope"]
+    # A link-style mention may name a heading or give a display text: it is the note's.
+    heading = find_mentions("see @[[Weekly Review#Goals]] and @[[Projects/Plan|the plan]]")
+    found, unknown = resolve_mentions(heading, PATHS)
+    assert [path for _, _, path in found] == ["Weekly Review.md", "Projects/Plan.md"]
 
 
 def test_attach_respects_the_budget_and_reports_unknown() -> None:

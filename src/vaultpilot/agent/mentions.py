@@ -71,6 +71,8 @@ def find_mentions(message: str) -> list[Mention]:
     taken: list[tuple[int, int]] = []
     for m in _QUOTED.finditer(message):
         name = next(g for g in m.groups() if g is not None).strip()
+        if m.group(3) is not None:  # [[Note#Heading]] or [[Note|shown]] names the note Note
+            name = re.split(r"[#|^]", name, maxsplit=1)[0].strip() or name
         found.append((m.start(), Mention(m.group(0), (name,))))
         taken.append(m.span())
     for m in _BARE.finditer(message):
