@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ __all__ = [
     "note_titles",
     "notes_in_folder",
     "notes_titled_near",
+    "path_chunks",
     "paths_under",
     "sources_linking_to",
     "tag_in_use",
@@ -140,14 +141,20 @@ def folder_note_counts(conn: sqlite3.Connection) -> dict[str, tuple[int, int]]:
     return out
 
 
+def path_chunks(paths: Iterable[str], size: int = 500) -> Iterator[tuple[list[str], str]]:
+    """The paths, each once, ``size`` at a time, with the ``?`` marks of an ``IN (...)`` for
+    them (SQLite limits a statement's parameters)."""
+    wanted = list(dict.fromkeys(paths))
+    for at in range(0, len(wanted), size):
+        chunk = wanted[at : at + size]
+        yield chunk, ",".join("?" * len(chunk))
+
+
 def note_titles(conn: sqlite3.Connection, paths: Iterable[str]) -> dict[str, str]:
     """The title of each given note path (missing paths are left out): what a concise result
     needs of ``note_facts``, without its tags and properties."""
-    wanted = list(dict.fromkeys(paths))
     out: dict[str, str] = {}
-    for at in range(0, len(wanted), 500):
-        chunk = wanted[at : at + 500]
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in path_chunks(paths):
         rows = conn.execute(
             f"SELECT path, title FROM files WHERE path IN ({marks}) AND is_note = 1",  # noqa: S608
             chunk,
@@ -158,11 +165,8 @@ def note_titles(conn: sqlite3.Connection, paths: Iterable[str]) -> dict[str, str
 
 def note_facts(conn: sqlite3.Connection, paths: Iterable[str]) -> dict[str, NoteFacts]:
     """Facts for the given note paths (missing paths are left out)."""
-    wanted = list(dict.fromkeys(paths))
     out: dict[str, NoteFacts] = {}
-    for chunk_start in range(0, len(wanted), 500):
-        chunk = wanted[chunk_start : chunk_start + 500]
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in path_chunks(paths):
         rows = conn.execute(
             "SELECT id, path, title, mtime_ns, word_count, frontmatter FROM files"  # noqa: S608
             f" WHERE path IN ({marks}) AND is_note = 1",

@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from vaultpilot.index.lookup import path_chunks
 from vaultpilot.index.search import filter_sql as _tag_folder_sql
 
 __all__ = [
@@ -201,11 +202,8 @@ def _covered(entries: tuple[str, ...]) -> tuple[str, list[object]]:
 
 def note_dates(conn: sqlite3.Connection, paths: Iterable[str]) -> dict[str, NoteDate]:
     """Each note's date and its source, for the given paths (missing paths are left out)."""
-    wanted = list(dict.fromkeys(paths))
     out: dict[str, NoteDate] = {}
-    for at in range(0, len(wanted), 500):
-        chunk = wanted[at : at + 500]
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in path_chunks(paths):
         rows = conn.execute(
             f"SELECT f.path, {_NOTE_DATE}, {_DATE_SOURCE} FROM files f"  # noqa: S608
             f" WHERE f.is_note = 1 AND f.path IN ({marks})",
