@@ -8,7 +8,9 @@
 * ``read_resource(vaults, uri)``: the note's text (markdown) as it is on disk, read through the
   vault engine, so the vault's confinement rules hold (``..``, symlinks out, ``.obsidian/`` are
   refused), and so do the vault's rules, as for the tools: a ``deny`` note is refused with the
-  tools' message, a ``private`` note's text is withheld (the resource says so instead). A bad
+  tools' message, a ``private`` note's text is withheld (the resource says so instead), and a
+  note from an ``untrusted`` folder (web clippings) comes between the server's boundary markers,
+  flagged when it holds text Obsidian does not show, as the tools give it. A bad
   URI or a missing note is a protocol error (``INVALID_PARAMS`` / ``RESOURCE_NOT_FOUND``) whose
   message says what to do instead.
 
@@ -28,6 +30,7 @@ from vaultpilot.index.lookup import all_paths
 from vaultpilot.mcp.vaults import VaultSession
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.rules import PRIVATE_TEXT
+from vaultpilot.tools.untrusted import hidden_text, mark
 from vaultpilot.vault.files import normalize_rel_path, read_note
 
 __all__ = ["PAGE", "RESOURCE_NOT_FOUND", "list_resources", "note_uri", "read_resource", "templates"]
@@ -107,10 +110,12 @@ def _parse(vaults: Mapping[str, VaultSession], uri: str) -> tuple[VaultSession, 
     return vaults[name], path
 
 
-async def read_resource(vaults: Mapping[str, VaultSession], uri: str) -> types.ReadResourceResult:
+async def read_resource(
+    vaults: Mapping[str, VaultSession], uri: str, *, token: str | None = None
+) -> types.ReadResourceResult:
     vault, path = _parse(vaults, uri)
     try:
-        text = await vault.run(lambda c: _note_text(c, path))
+        text = await vault.run(lambda c: _note_text(c, path, token))
     except NotFoundError as err:
         raise MCPError(RESOURCE_NOT_FOUND, err.message, {"uri": uri}) from None
     except VaultpilotError as err:
@@ -120,9 +125,16 @@ async def read_resource(vaults: Mapping[str, VaultSession], uri: str) -> types.R
     )
 
 
-def _note_text(ctx: ToolContext, path: str) -> str:
-    """The note's text as a resource gives it: refused or withheld as the vault's rules say."""
+def _note_text(ctx: ToolContext, path: str, token: str | None = None) -> str:
+    """The note's text as a resource gives it: refused or withheld as the vault's rules say,
+    marked when it comes from an untrusted folder (see the module)."""
     rel = normalize_rel_path(path)
-    ctx.rules.check_read([path, rel])
+    ctx.rules.check_read([path, rel], named=path)
     note = read_note(ctx.root, rel)
-    return PRIVATE_TEXT if ctx.rules.private_note(rel) else note.text
+    if ctx.rules.private_note(rel):
+        return PRIVATE_TEXT
+    if token and ctx.rules.untrusted_source(rel):
+        return str(mark({"content": note.text}, token)["content"]) + "".join(
+            f"\n(hiddenText: {kind})" for kind in hidden_text(note.text)
+        )
+    return note.text

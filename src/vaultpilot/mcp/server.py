@@ -87,7 +87,7 @@ def build_server(
         return template_list
 
     async def on_read_resource(ctx: Ctx, params: types.ReadResourceRequestParams) -> Any:
-        return await resources.read_resource(vaults, params.uri)
+        return await resources.read_resource(vaults, params.uri, token=token)
 
     async def on_list_prompts(ctx: Ctx, params: types.PaginatedRequestParams | None) -> Any:
         return prompt_list
