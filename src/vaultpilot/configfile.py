@@ -20,7 +20,7 @@ import platformdirs
 
 from vaultpilot.errors import SetupError
 
-__all__ = ["CONFIG_ENV", "config_path", "read_config"]
+__all__ = ["CONFIG_ENV", "config_path", "file_stamp", "read_config"]
 
 CONFIG_ENV = "VAULTPILOT_CONFIG"
 
@@ -31,6 +31,16 @@ def config_path(env: Mapping[str, str] | None = None) -> Path:
     if env.get(CONFIG_ENV):
         return Path(env[CONFIG_ENV]).expanduser()
     return Path(platformdirs.user_config_dir("vaultpilot", appauthor=False)) / "config.toml"
+
+
+def file_stamp(path: Path | None) -> tuple[int, int] | None:
+    """When a file last changed and its size (None: no such file): what a long-running process
+    compares to read the config file again only after it changed."""
+    try:
+        st = path.stat() if path is not None else None
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size) if st is not None else None
 
 
 def read_config(path: Path) -> dict[str, Any]:

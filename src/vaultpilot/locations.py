@@ -36,6 +36,7 @@ __all__ = [
     "enclosing_vault",
     "find_vault",
     "memory_db_path",
+    "nearest_vault",
     "private_database",
     "private_dir",
     "tighten",
@@ -105,15 +106,17 @@ def find_vault(flag: str | Path | None, env: Mapping[str, str] | None = None) ->
     return found
 
 
-def enclosing_vault(folder: Path) -> Path:
-    """The vault ``folder`` lies in: the nearest folder at or above it holding ``.obsidian/``
-    (resolved), else ``folder`` itself. A program given a sub-folder of a vault (``vault_path``,
-    ``repo_path``) keeps to that vault's rules, lock and journal, not to a vault of its own."""
+def nearest_vault(folder: Path) -> Path | None:
+    """The nearest folder at or above ``folder`` (resolved) holding ``.obsidian/``, or None."""
     here = Path(os.path.realpath(folder))
-    for candidate in (here, *here.parents):
-        if (candidate / ".obsidian").is_dir():
-            return candidate
-    return here
+    return next((c for c in (here, *here.parents) if (c / ".obsidian").is_dir()), None)
+
+
+def enclosing_vault(folder: Path) -> Path:
+    """The vault ``folder`` lies in: ``nearest_vault``, else ``folder`` itself (resolved). A
+    program given a sub-folder of a vault (``vault_path``, ``repo_path``) keeps to that vault's
+    rules, lock and journal, not to a vault of its own."""
+    return nearest_vault(folder) or Path(os.path.realpath(folder))
 
 
 def tighten(path: Path, mode: int = FILE_MODE) -> None:

@@ -28,7 +28,7 @@ from vaultpilot.errors import (
     SetupError,
     VaultpilotError,
 )
-from vaultpilot.locations import VAULT_ENV, data_root, find_vault, vault_data_dir
+from vaultpilot.locations import VAULT_ENV, data_root, find_vault, nearest_vault, vault_data_dir
 
 __all__ = [
     "DataDirOpt",
@@ -134,9 +134,9 @@ def discover_vault(flag: str | None, *, cwd: Path | None = None) -> Path:
     if flag or os.environ.get(VAULT_ENV):
         return find_vault(flag)
     here = (cwd or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / ".obsidian").is_dir():
-            return folder
+    found = nearest_vault(here)
+    if found is not None:
+        return found
     raise SetupError(
         f"No vault here: neither {here} nor a folder above it has an .obsidian/ folder. "
         "Run vaultpilot inside an Obsidian vault, or name the folder with --vault PATH "

@@ -40,6 +40,7 @@ from pydantic import ValidationError
 from vaultpilot.agent.approvals import ApprovalPolicy, operation_of
 from vaultpilot.agent.config import load_config
 from vaultpilot.agent.guard import RunGuard
+from vaultpilot.configfile import file_stamp
 from vaultpilot.errors import VaultpilotError
 from vaultpilot.mcp.approval import Asked, ask_person, summarize
 from vaultpilot.mcp.vaults import VaultSession
@@ -74,17 +75,10 @@ class Approvals:
     _stamp: tuple[int, int] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        self._stamp = self._file_stamp()
-
-    def _file_stamp(self) -> tuple[int, int] | None:
-        try:
-            st = self.config_path.stat() if self.config_path is not None else None
-        except OSError:
-            return None
-        return (st.st_mtime_ns, st.st_size) if st is not None else None
+        self._stamp = file_stamp(self.config_path)
 
     def current(self) -> ApprovalPolicy:
-        stamp = self._file_stamp()
+        stamp = file_stamp(self.config_path)
         if stamp is not None and stamp != self._stamp and self.config_path is not None:
             self._stamp = stamp
             try:

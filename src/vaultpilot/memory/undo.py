@@ -394,7 +394,7 @@ def _came_back(root: Path, c: StoredChange, report: UndoReport) -> bool:
     after its files', so undone before them) moved the whole folder back out of the trash."""
     path, trashed = c.path_before or "", c.path_after or ""
     return (
-        any(path.startswith(folder + "/") for folder in report.restored)
+        any(path.startswith(folder + "/") for folder in report.folders)
         and os.path.lexists(root / path)
         and not os.path.lexists(trashed if trash.is_system_trash_path(trashed) else root / trashed)
     )

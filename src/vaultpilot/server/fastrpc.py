@@ -16,10 +16,11 @@ import json
 from typing import Any
 
 from pydantic import ValidationError
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from vaultpilot.server import models as m
 from vaultpilot.server.envelope import retry_headers
+from vaultpilot.server.limits import replaying
 from vaultpilot.server.rpc import dispatch
 from vaultpilot.server.state import ServerState
 
@@ -67,16 +68,7 @@ class ToolCallShortcut:
             else None
         )
         if command is None:
-            replayed = False
-
-            async def replay() -> Message:
-                nonlocal replayed
-                if not replayed:
-                    replayed = True
-                    return first
-                return await receive()
-
-            await self.app(scope, replay, send)
+            await self.app(scope, replaying(first, receive), send)
             return
         envelope = await dispatch(self.state, command, None)
         body = _rendered(envelope)

@@ -38,6 +38,7 @@ from vaultpilot.server.envelope import ErrorCode, failure
 __all__ = [
     "BodyLimitMiddleware",
     "body_problem",
+    "replaying",
     "text_problem",
     "too_large_message",
 ]
@@ -148,6 +149,20 @@ async def _drain(receive: Receive, more: bool) -> None:
         more = bool(message.get("more_body", False))
 
 
+def replaying(first: Message, receive: Receive) -> Receive:
+    """A ``receive`` that gives ``first`` (a message already read) once, then the client's."""
+    given = False
+
+    async def replay() -> Message:
+        nonlocal given
+        if not given:
+            given = True
+            return first
+        return await receive()  # after the body: wait for the disconnect, as before
+
+    return replay
+
+
 class BodyLimitMiddleware:
     """Refuses HTTP bodies over ``max_bytes`` (413) and bodies that are not text (400)."""
 
@@ -190,13 +205,5 @@ class BodyLimitMiddleware:
         if problem is not None:
             await _reply(send, 400, "invalid_argument", problem)
             return
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()  # after the body: wait for the disconnect, as before
-
-        await self.app(scope, replay, send)
+        whole: Message = {"type": "http.request", "body": body, "more_body": False}
+        await self.app(scope, replaying(whole, receive), send)

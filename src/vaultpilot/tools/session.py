@@ -60,7 +60,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, TypedDict, TypeVar
 
-from vaultpilot.configfile import config_path
+from vaultpilot.configfile import config_path, file_stamp
 from vaultpilot.errors import VaultpilotError
 from vaultpilot.index.background import BackgroundEmbedder
 from vaultpilot.index.pool import ReaderPool
@@ -75,15 +75,6 @@ from vaultpilot.vault.lock import DEFAULT_WAIT, write_lock
 __all__ = ["IndexState", "LiveInfo", "VaultRuntime", "live_session", "writes"]
 
 log = logging.getLogger(__name__)
-
-
-def _stamp(path: Path | None) -> tuple[int, int] | None:
-    """When a file last changed and its size (None: no such file)."""
-    try:
-        st = path.stat() if path is not None else None
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size) if st is not None else None
 
 
 T = TypeVar("T")
@@ -130,7 +121,7 @@ class VaultRuntime:
         self.watch = watch
         # Given, or read from the config file and again when it changes (see the module doc).
         self._rules_file = None if rules is not None else config_path()
-        self._rules_stamp = _stamp(self._rules_file)
+        self._rules_stamp = file_stamp(self._rules_file)
         self.rules = rules if rules is not None else read_rules(self.root, self._rules_file)
         self.background: BackgroundEmbedder | None = None
         self._rescan_every = rescan_every
@@ -261,7 +252,7 @@ class VaultRuntime:
 
     def current_rules(self) -> VaultRules:
         """The rules, read again if they came from the config file and it changed."""
-        stamp = _stamp(self._rules_file)
+        stamp = file_stamp(self._rules_file)
         if self._rules_file is not None and stamp != self._rules_stamp:
             self._rules_stamp = stamp
             try:
