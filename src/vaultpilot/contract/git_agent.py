@@ -75,11 +75,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from vaultpilot.configfile import config_path, read_config
 from vaultpilot.contract.catalog import BASE_ENV, GIT_ENV, git_agent_tool, pick_env
 from vaultpilot.contract.jsonlog import JsonLog
 from vaultpilot.contract.models import GIT_COMMANDS, GitAdd, GitCommit, GitDiff, GitLog, GitStatus
 from vaultpilot.contract.models import describe_errors as _describe
+from vaultpilot.contract.scope import VaultScope
 from vaultpilot.contract.wire import (
     ParsedRequest,
     Reply,
@@ -100,10 +100,9 @@ from vaultpilot.errors import (
     VaultpilotError,
     map_os_errors,
 )
-from vaultpilot.locations import data_root, enclosing_vault, memory_db_path
+from vaultpilot.locations import data_root, memory_db_path
 from vaultpilot.memory.db import connect
 from vaultpilot.memory.registry import upsert_tool
-from vaultpilot.tools.rules import VaultRules, load_rules
 
 __all__ = [
     "ACTIONS",
@@ -269,41 +268,12 @@ def _check_inside(files: Sequence[str], repo: Path, toplevel: str) -> None:
             )
 
 
-@dataclass(frozen=True, slots=True)
-class _Rules:
-    """The rules of the vault the repository folder lies in, and where in it that folder is
-    (``inside``: "." at the vault's root), to turn names between the two."""
-
-    rules: VaultRules
-    inside: str
-
-    def in_vault(self, name: str) -> str:
-        """A name given relative to the repository folder, as the vault names it."""
-        return os.path.normpath(os.path.join(self.inside, name)).replace(os.sep, "/")
-
-    def in_repo(self, entry: str) -> str:
-        """A rules entry (vault-relative) as a path from the repository folder."""
-        return os.path.relpath(os.path.join(".", entry), self.inside).replace(os.sep, "/")
-
-
-def _rules(repo: Path) -> _Rules | None:
-    """The rules of the vault ``repo`` lies in (None: the config sets none); a sub-folder of a
-    vault keeps to that vault's rules (``locations.enclosing_vault``)."""
-    path = config_path()
-    config = read_config(path) if path.is_file() else {}
-    if "rules" not in config:
-        return None
-    vault = enclosing_vault(repo)
-    inside = os.path.relpath(os.path.realpath(repo), vault)
-    return _Rules(load_rules(config, vault, where=str(path)), inside)
-
-
-def _pathspecs(files: Sequence[str], hidden: Sequence[str], rules: _Rules) -> list[str]:
+def _pathspecs(files: Sequence[str], hidden: Sequence[str], scope: VaultScope) -> list[str]:
     """``-- FILES`` as literal pathspecs (``.`` for none), each hidden entry excluded as the
     rules compare it: any case, as a folder and as a note with or without ``.md``."""
     kept = [f":(literal){name}" for name in files] or [":(literal)."]
     left_out = {
-        f":(exclude,icase,literal){rules.in_repo(form)}"
+        f":(exclude,icase,literal){scope.in_folder(form)}"
         for entry in hidden
         for bare in [entry.replace("\\", "/").strip().strip("/").removesuffix(".md")]
         if bare
@@ -312,35 +282,36 @@ def _pathspecs(files: Sequence[str], hidden: Sequence[str], rules: _Rules) -> li
     return ["--", *kept, *sorted(left_out)]
 
 
-def _check_files(files: Sequence[str], repo: Path, toplevel: str, rules: _Rules | None) -> None:
+def _check_files(files: Sequence[str], repo: Path, toplevel: str, scope: VaultScope) -> None:
     """Refuse names outside the repository, and names of notes the vault's rules keep from the
     agent (as the vault tools refuse them)."""
     _check_inside(files, repo, toplevel)
-    if rules is not None:
-        rules.rules.check_read([rules.in_vault(name) for name in files])
+    if scope.rules is not None:
+        scope.rules.check_read([scope.in_vault(name) for name in files])
 
 
-def _git_args(command: object, rules: _Rules | None = None) -> tuple[list[str], str | None]:
+def _git_args(command: object, scope: VaultScope | None = None) -> tuple[list[str], str | None]:
     """git's arguments and stdin for a validated command, keeping to the vault's ``rules``:
     with any to keep to, file names go as literal pathspecs beside the exclusions."""
-    deny = rules.rules.deny if rules is not None else ()
-    unseen = (*deny, *rules.rules.private) if rules is not None else ()
+    rules = scope.rules if scope is not None else None
+    deny = rules.deny if rules is not None else ()
+    unseen = (*deny, *rules.private) if rules is not None else ()
     match command:
         case GitStatus():
             status = ["status", "--ignore-submodules=all"]
-            if rules is not None and deny:
-                return [*status, *_pathspecs([], deny, rules)], None
+            if scope is not None and deny:
+                return [*status, *_pathspecs([], deny, scope)], None
             return status, None
         case GitDiff(files=files):
             diff = ["diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all"]
-            if rules is not None and unseen:
-                return [*diff, *_pathspecs(files, unseen, rules)], None
+            if scope is not None and unseen:
+                return [*diff, *_pathspecs(files, unseen, scope)], None
             return ["--literal-pathspecs", *diff, *(["--", *files] if files else [])], None
         case GitLog(limit=limit):
             return ["log", "--no-ext-diff", "--no-textconv", f"--max-count={limit}"], None
         case GitAdd(files=files):
-            if rules is not None and deny:
-                return ["add", *_pathspecs(files, deny, rules)], None
+            if scope is not None and deny:
+                return ["add", *_pathspecs(files, deny, scope)], None
             return ["--literal-pathspecs", "add", "--", *files], None
         case GitCommit(message=message):
             return ["commit", "--no-verify", "--file=-"], message
@@ -391,13 +362,13 @@ def handle(
         return _failure(request, _describe(exc))
     try:
         repo = _repo(getattr(command, "repo_path", None), cwd)
-        rules = _rules(repo)
+        scope = VaultScope.of(repo)
         files = getattr(command, "files", None)
         if files:
             top = run_git(["rev-parse", "--show-toplevel"], repo=repo, env=env, timeout=timeout)
             if top.exit_code != 0:  # e.g. not a repository: git's own message and exit code
                 return _failure(request, top.stderr or top.stdout, top.exit_code)
-            _check_files(files, repo, top.stdout.rstrip("\n"), rules)
+            _check_files(files, repo, top.stdout.rstrip("\n"), scope)
         extra: list[str] = []
         if isinstance(command, _NEEDS_OVERRIDES):
             names = ["config", "-z", "--name-only", "--get-regexp", _NAMED_REGEX]
@@ -405,7 +376,7 @@ def handle(
             if found.exit_code not in (0, 1):  # 1: none configured
                 return _failure(request, found.stderr or found.stdout, found.exit_code)
             extra = config_overrides(found.stdout)
-        args, stdin = _git_args(command, rules)
+        args, stdin = _git_args(command, scope)
         run = run_git(args, repo=repo, env=env, stdin=stdin, timeout=timeout, extra=extra)
     except VaultpilotError as exc:
         return _failure(request, str(exc))

@@ -71,8 +71,8 @@ from vaultpilot.vault import files
 from vaultpilot.vault.lock import DEFAULT_WAIT, LOCK_NAME, write_lock
 
 if TYPE_CHECKING:
+    from vaultpilot.contract.scope import VaultScope
     from vaultpilot.memory import journal
-    from vaultpilot.tools.rules import VaultRules
 
 __all__ = ["ACTIONS", "TOOL", "NoteCommand", "handle", "main", "parse_command"]
 
@@ -135,34 +135,17 @@ def _vault_root(vault_path: str, cwd: Path) -> Path:
     return root
 
 
-def _rules(root: Path) -> VaultRules | None:
-    """The vault's rules, or None when the config file sets none (nothing to import then)."""
-    from vaultpilot.configfile import config_path, read_config
-
-    path = config_path()
-    if not path.is_file():
-        return None
-    config = read_config(path)
-    if "rules" not in config:
-        return None
-    from vaultpilot.tools.rules import load_rules
-
-    return load_rules(config, root, where=str(path))
-
-
 def execute(command: NoteCommand, *, cwd: Path) -> str:
     """Carry out a note command; returns ``data``. VaultpilotError means code 3."""
     root = _vault_root(command.vault_path, cwd)
     rel = _note_rel(command.note_name)
     name = command.note_name
-    from vaultpilot.locations import enclosing_vault
+    from vaultpilot.contract.scope import VaultScope
 
     # A vault_path inside a vault keeps to that vault's rules, lock and journal, with the note
     # named as that vault knows it.
-    vault = enclosing_vault(root)
-    where = Path(os.path.realpath(root)).relative_to(vault).as_posix()
-    in_vault = rel if where == "." else f"{where}/{rel}"
-    rules = _rules(vault)
+    scope = VaultScope.of(root)
+    in_vault, rules = scope.in_vault(rel), scope.rules
     if command.action == "read_note":
         if rules is not None:
             rules.check_read([in_vault])
@@ -188,10 +171,12 @@ def execute(command: NoteCommand, *, cwd: Path) -> str:
     book = journal.Journal(memory_db_path(data), source=TOOL)
     try:
         with (
-            write_lock(vault_data_dir(vault, data) / LOCK_NAME, timeout=_lock_wait()),
-            journal.recording(book, str(vault), command.action, revert=_put_back(vault)),
+            write_lock(vault_data_dir(scope.vault, data) / LOCK_NAME, timeout=_lock_wait()),
+            journal.recording(
+                book, str(scope.vault), command.action, revert=_put_back(scope.vault)
+            ),
         ):
-            return _write(command, root, rel, book, prefix="" if where == "." else where)
+            return _write(command, root, rel, book, scope)
     finally:
         book.close()
 
@@ -214,10 +199,9 @@ def _lock_wait() -> float:
 
 
 def _write(
-    command: NoteCommand, root: Path, rel: str, book: journal.Journal, *, prefix: str
+    command: NoteCommand, root: Path, rel: str, book: journal.Journal, scope: VaultScope
 ) -> str:
-    """Carry out a write; its changes go to the journal as the vault names them (``prefix``:
-    where ``root`` is inside the vault)."""
+    """Carry out a write; its changes go to the journal as the vault names them."""
     from vaultpilot.memory import journal  # the module, at run time
 
     name = command.note_name
@@ -233,9 +217,9 @@ def _write(
                 ) from None
             raise
         for folder in made:
-            journal.note(book, journal.FileChange("mkdir", None, _in(prefix, folder)))
+            journal.note(book, journal.FileChange("mkdir", None, scope.in_vault(folder)))
         after = files.encode_note(note.text, note.fmt)
-        journal.note(book, journal.FileChange("create", None, _in(prefix, rel), None, after))
+        journal.note(book, journal.FileChange("create", None, scope.in_vault(rel), None, after))
         return f"Note '{name}' created successfully."
     try:
         current = files.read_note(root, rel)
@@ -246,13 +230,9 @@ def _write(
     files.replace_note(root, rel, command.content, current.fmt, base=current)
     before = files.encode_note(current.text, current.fmt)
     after = files.encode_note(command.content, current.fmt)
-    path = _in(prefix, rel)
+    path = scope.in_vault(rel)
     journal.note(book, journal.FileChange("update", path, path, before, after))
     return f"Note '{name}' updated successfully."
-
-
-def _in(prefix: str, rel: str) -> str:
-    return f"{prefix}/{rel}" if prefix else rel
 
 
 def handle(raw: bytes, *, cwd: Path, log: JsonLog) -> Reply:
