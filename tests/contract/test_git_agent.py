@@ -326,6 +326,15 @@ def test_the_vaults_rules_hold(git_repo: Path, git_env: dict[str, str], tmp_path
     assert call(git_repo, env, "git_add", {"files": ["."]})["code"] == 0
     staged = git(git_repo, env, "diff", "--cached", "--name-only").split()
     assert staged == ["Diary.md", "README.md"]  # the denied folder stays out of the commit
+    # The person staged a denied file themselves: the commit's summary does not name it.
+    git(git_repo, env, "add", "Secrets/new.md")
+    done = call(git_repo, env, "git_commit", {"message": "day"})
+    assert done["code"] == 0 and "Secrets" not in done["result"]["data"]
+    assert "git_log" in done["result"]["data"]
+    assert git(git_repo, env, "log", "-1", "--format=%s").strip() == "day"
+    git(git_repo, env, "reset", "-q", "--soft", "HEAD~1")
+    git(git_repo, env, "reset", "-q")
+    assert "Secrets" in call(git_repo, git_env, "git_status", {})["result"]["data"]
     # Without rules, everything is as before.
     assert "Secrets" in call(git_repo, git_env, "git_status", {})["result"]["data"]
     # A sub-folder of the vault keeps to the vault's rules, not to rules of its own.

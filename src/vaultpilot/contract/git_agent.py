@@ -314,8 +314,16 @@ def _git_args(command: object, scope: VaultScope | None = None) -> tuple[list[st
                 return ["add", *_pathspecs(files, deny, scope)], None
             return ["--literal-pathspecs", "add", "--", *files], None
         case GitCommit(message=message):
+            if deny:  # git's summary would name the files committed, denied ones included
+                return ["commit", "--no-verify", "--quiet", "--file=-"], message
             return ["commit", "--no-verify", "--file=-"], message
     raise AssertionError(f"unhandled git command {command!r}")
+
+
+_QUIET_COMMIT = (
+    "Committed what was staged. git's summary of the files is left out because the vault's "
+    "rules keep some files from you; git_log shows the commit.\n"
+)
 
 
 def _failure(request: ParsedRequest | None, message: str, exit_code: int | None = None) -> Reply:
@@ -388,7 +396,8 @@ def handle(
     log.info("git.done", args=args, exit_code=run.exit_code)
     if run.exit_code != 0:
         return _failure(request, run.stderr or run.stdout, run.exit_code)
-    return reply(request, code=0, result=Result("text", run.stdout))
+    quiet = isinstance(command, GitCommit) and "--quiet" in args
+    return reply(request, code=0, result=Result("text", _QUIET_COMMIT if quiet else run.stdout))
 
 
 def register(data_dir: str | None, env: Mapping[str, str], log: JsonLog) -> None:
