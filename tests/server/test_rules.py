@@ -1,8 +1,10 @@
 """The server holds the vault's rules from the config file it was started with (serve --config),
-for its tools and its agent, whatever $VAULTPILOT_CONFIG says."""
+for its tools and its agent, whatever $VAULTPILOT_CONFIG says, and follows an edit of the file
+while it runs."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -52,3 +54,41 @@ def test_rules_come_from_the_servers_config_file(
     context = server.rpc("GetVaultContext", {})
     prompt = context["result"]["systemPrompt"]
     assert "Some notes and folders are hidden from you" in prompt and "People" not in prompt
+
+
+def _workers_ready(server: Live, count: int) -> None:
+    readers = server.app.state.vaultpilot.vaults.get(None).readers
+    deadline = time.monotonic() + 30
+    while readers is not None and readers.ready() < count:
+        assert time.monotonic() < deadline, "the read workers did not start"
+        time.sleep(0.05)
+
+
+def _rewrite(config: Path, text: str) -> None:
+    """Write the config file anew, so its stamp changes even within the clock's granularity."""
+    before = config.stat().st_mtime_ns
+    config.write_text(text, encoding="utf-8")
+    os.utime(config, ns=(before + 10**9, before + 10**9))
+
+
+@pytest.mark.parametrize("read_workers", [0, 2])
+def test_a_rule_added_while_the_server_runs_holds_at_once(
+    live: Callable[..., Live], vault: Path, tmp_path: Path, read_workers: int
+) -> None:
+    config = tmp_path / "served.toml"
+    config.write_text("[rules]\n", encoding="utf-8")
+    server = live(vaults={"vault": vault}, config_path=config, read_workers=read_workers)
+    _workers_ready(server, read_workers)
+    note = {"contextType": "read_note", "target": "Marcus Feld"}
+    assert "oat flat white" in str(server.rpc("obsidian_get_context", note))
+    _rewrite(config, '[rules]\ndeny = ["People"]\n')
+    for _ in range(4):  # every worker, and the server itself, holds to the new rule
+        read = server.rpc("obsidian_get_context", note)
+        assert not read["success"] and "oat flat white" not in str(read)
+    found = server.rpc("obsidian_query_vault", {"queryType": "semantic_search", "query": "oat"})
+    assert "People/" not in str(found)
+    # A file that no longer reads keeps the last good rules; a fixed one is followed again.
+    _rewrite(config, "[rules\n")
+    assert not server.rpc("obsidian_get_context", note)["success"]
+    _rewrite(config, "[rules]\n")
+    assert "oat flat white" in str(server.rpc("obsidian_get_context", note))

@@ -92,7 +92,6 @@ from vaultpilot.server.vaults import VaultHandle, Vaults
 from vaultpilot.server.view import login_refused_page, static_files
 from vaultpilot.server.ws import Hub, Subscriber, serve
 from vaultpilot.tools import get_tool
-from vaultpilot.tools.context import read_rules
 
 __all__ = ["create_app"]
 
@@ -466,7 +465,7 @@ def create_app(
         embedder=functools.cache(embedder),
         lock_wait=settings.write_lock_wait,
         watch=settings.watch,
-        rules=lambda root: read_rules(root, settings.config_path),
+        config_file=settings.config_path,
         # The children load the default embedder themselves: another one stays in this process.
         read_workers=settings.read_workers if embedder is select_embedder else 0,
     )

@@ -11,9 +11,11 @@ Contract (parent side, on the event loop):
 * ``start()`` launches the children (``python -m vaultpilot.tools.readworker``, in a session of
   their own so a Ctrl-C meant for the server does not reach them) and returns at once; each
   takes calls once it has opened the index.
-* ``call(name, arguments)`` sends one read tool call to the least busy ready child and returns
-  its ``ToolOutcome``; it returns None when no child can take it (none ready yet, all stopped,
-  or the child stopped during the call): the caller then runs the call itself. Only reads may
+* ``call(name, arguments, rules)`` sends one read tool call to the least busy ready child and
+  returns its ``ToolOutcome``, held to ``rules`` (the vault's current rules: a child is sent
+  them again, before the call, whenever they are not the ones it last had); it returns None
+  when no child can take it (none ready yet, all stopped, or the child stopped during the
+  call): the caller then runs the call itself. Only reads may
   be sent (by the tool's facts), and only while the watcher keeps the index live: a child
   never syncs the index nor writes.
 * A child that stops is logged and left out; one that does not answer a call within
@@ -68,6 +70,7 @@ class _Child(asyncio.SubprocessProtocol):
         )
         self.ready = False
         self.stopped = False
+        self.rules: VaultRules | None = None  # the rules it was last sent
         self.exited: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._buffer = bytearray()
         self._unlogged = False  # output ended, exit not yet logged
@@ -155,12 +158,11 @@ class ReadWorkers:
         root: Path,
         db_path: Path,
         *,
-        rules: VaultRules | None,
         count: int,
         name: str,
         deadline: float = DEADLINE,
     ) -> None:
-        self._setup = Setup(root, db_path, rules)
+        self._setup = Setup(root, db_path)
         self.deadline = deadline
         self._count = count
         self.name = name
@@ -194,7 +196,9 @@ class ReadWorkers:
         """The children's process IDs (stopped ones included)."""
         return [c.transport.get_pid() for c in self._children if c.transport is not None]
 
-    async def call(self, name: str, arguments: Mapping[str, Any] | None) -> ToolOutcome | None:
+    async def call(
+        self, name: str, arguments: Mapping[str, Any] | None, rules: VaultRules
+    ) -> ToolOutcome | None:
         ready = [c for c in self._children if c.ready and not c.stopped]
         if not ready:
             return None
@@ -204,6 +208,9 @@ class ReadWorkers:
         future: asyncio.Future[ToolOutcome] = loop.create_future()
         child.pending.append((future, loop.time()))
         try:
+            if child.rules is not rules:
+                child.send(frame(rules))
+                child.rules = rules
             child.send(frame((name, dict(arguments or {}))))
         except (OSError, RuntimeError):
             child.stopped = True

@@ -47,7 +47,6 @@ from vaultpilot.index.embedding.base import Embedder
 from vaultpilot.index.semantic import EmbeddingStatus, embedding_status, select_embedder
 from vaultpilot.server.readers import ReadWorkers
 from vaultpilot.tools import ToolContext, ToolOutcome
-from vaultpilot.tools.rules import VaultRules
 from vaultpilot.tools.semantic import Semantic, live
 from vaultpilot.tools.session import LiveInfo, VaultRuntime, writes
 from vaultpilot.vault.lock import DEFAULT_WAIT
@@ -71,7 +70,7 @@ class VaultHandle:
         *,
         lock_wait: float = DEFAULT_WAIT,
         watch: bool = True,
-        rules: VaultRules | None = None,
+        rules_file: Path | None = None,
         read_workers: int = 0,
     ) -> None:
         self.vault_id = vault_id
@@ -85,13 +84,13 @@ class VaultHandle:
             semantic=semantic,
             lock_wait=lock_wait,
             watch=watch,
-            rules=rules,
+            rules_file=rules_file,
         )
         # Its own worker threads, so writes waiting for the write turn never leave reads without
         # one (the runtime bounds how many calls run at once).
         self._pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix=f"vault-{vault_id}")
         self._readers = (
-            ReadWorkers(root, db_path, rules=self.runtime.rules, count=read_workers, name=vault_id)
+            ReadWorkers(root, db_path, count=read_workers, name=vault_id)
             if read_workers > 0
             else None
         )
@@ -137,7 +136,7 @@ class VaultHandle:
         in a worker thread; the tool's facts say whether it takes the write turn. ``source``
         names the entry point its changes are journaled as (``mcp``), when not ``server``."""
         if self._readers is not None and self.runtime.live() and not writes(name, arguments):
-            outcome = await self._readers.call(name, arguments)
+            outcome = await self._readers.call(name, arguments, self.runtime.current_rules())
             if outcome is not None:
                 return outcome
         loop = asyncio.get_running_loop()
@@ -207,13 +206,13 @@ class Vaults:
         embedder: Callable[[], Embedder] = select_embedder,
         lock_wait: float = DEFAULT_WAIT,
         watch: bool = True,
-        rules: Callable[[Path], VaultRules] | None = None,
+        config_file: Path | None = None,
         read_workers: int = 0,
     ) -> None:
         """``read_workers`` processes per vault run read tool calls (see ``server.readers``).
-        ``rules`` gives a vault's rules (the server's config file); None reads them from
-        the default config file. Either way they are read here, once, at start-up: a change to
-        ``[rules]`` in config.toml takes effect when the server restarts."""
+        Each vault's rules are the ``[rules]`` of ``config_file`` (None: the default config
+        file), read here and again whenever the file changes, so a rule added while the server
+        runs holds from the next call on (see ``tools.session``)."""
         self._by_id = {
             vid: VaultHandle(
                 vid,
@@ -222,7 +221,7 @@ class Vaults:
                 live(embedder),
                 lock_wait=lock_wait,
                 watch=watch,
-                rules=rules(root) if rules is not None else None,
+                rules_file=config_file,
                 read_workers=read_workers,
             )
             for vid, root in vaults.items()

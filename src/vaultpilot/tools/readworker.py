@@ -1,14 +1,15 @@
 """The child side of the server's read workers (``server.readers``): ``python -m
 vaultpilot.tools.readworker`` answers read tool calls on one vault until its stdin closes.
 
-Its first frame on stdin is a ``Setup`` (the vault, its index, the person's rules); it then
-answers "ready" and, for each ``(tool name, arguments)`` frame, the call's ``ToolOutcome`` as a
-``(result, error)`` pair, in order (a frozen dataclass with slots pickles through
-``dataclasses.fields`` on both sides, ~10 µs a call). Frames are a 4-byte length and a pickle
-(parent and child are the same program); anything else the child prints goes to stderr. It
-opens the index read-only and never syncs it (the server keeps it live and sends reads only
-while it is); a write sent by mistake fails with an ``InternalError``. It lives in ``tools`` so
-that it starts without the server's modules.
+Its first frame on stdin is a ``Setup`` (the vault and its index); it then answers "ready" and, for
+each ``(tool name, arguments)`` frame, the call's ``ToolOutcome`` as a ``(result, error)`` pair, in
+order (a frozen dataclass with slots pickles through ``dataclasses.fields`` on both sides, ~10 µs a
+call). A ``VaultRules`` frame (the person's rules, sent before the first call and again whenever
+they change) holds for the calls after it and is not answered. Frames are a 4-byte length and a
+pickle (parent and child are the same program); anything else the child prints goes to stderr. It
+opens the index read-only and never syncs it (the server keeps it live and sends reads only while it
+is); a write sent by mistake fails with an ``InternalError``. It lives in ``tools`` so that it
+starts without the server's modules.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ HEADER = _LENGTH.size
 class Setup:
     root: Path
     db_path: Path
-    rules: VaultRules | None
 
 
 def frame(obj: object) -> bytes:
@@ -80,15 +80,15 @@ def main() -> None:
     stdin = sys.stdin.buffer
     setup: Setup = _read(stdin)
     semantic = live()
-    ctx = open_context(
-        setup.root, setup.db_path, semantic=semantic, journal=None, source="server",
-        rules=setup.rules,
-    )  # fmt: skip
+    ctx = open_context(setup.root, setup.db_path, semantic=semantic, journal=None, source="server")
     ctx.conn.close()
     ctx = replace(ctx, conn=connect(setup.db_path, read_only=True), upkeep=_ReadOnly())
     out.write(frame("ready"))
     out.flush()
     while (call := _read(stdin)) is not None:
+        if isinstance(call, VaultRules):
+            ctx = replace(ctx, rules=call)
+            continue
         name, arguments = call
         outcome = run_tool(ctx, name, arguments)
         out.write(frame((outcome.result, outcome.error)))

@@ -36,12 +36,12 @@ read never takes it. ``open_run_context()`` opens a context of its own for an ag
 caller closes ``ctx.conn``): its syncs also go through the writer and skip while live, and its
 ``writing()`` holds the turn for the length of the block.
 
-The person's rules for the vault (``[rules]`` of config.toml) are given by the caller (the
-server reads them at start-up, for its read workers too: a change takes effect when it starts
-again), or else read from the config file (``tools.context.read_rules``) and read again when the
-file changes (``current_rules()``, a stat per call; a file that no longer reads keeps the last
-good rules): MCP over stdio and chat follow an edit at once. Every context the runtime lends or
-opens carries them.
+The person's rules for the vault (``[rules]`` of config.toml) are read from the config file
+(``rules_file``, default the one ``configfile.config_path()`` names; ``tools.context.read_rules``)
+and read again when the file changes (``current_rules()``, a stat per call; a file that no longer
+reads keeps the last good rules, with a warning in the log): the server, MCP and chat follow an
+edit at once. Rules given by the caller (``rules=``) are fixed. Every context the runtime lends
+or opens carries the current ones.
 
 ``live_info()`` is the watcher's state for status lines and the server's API (``off`` when not
 watching). ``live_session(root, db_path)`` is the context manager a one-process client (chat)
@@ -108,6 +108,7 @@ class VaultRuntime:
         rescan_every: float = 600.0,
         slots: int | None = None,
         rules: VaultRules | None = None,
+        rules_file: Path | None = None,
         holder: str | None = None,
     ) -> None:
         """``source`` names the transport in the journal; ``holder`` the program, as a second
@@ -120,7 +121,7 @@ class VaultRuntime:
         self.lock_wait = lock_wait
         self.watch = watch
         # Given, or read from the config file and again when it changes (see the module doc).
-        self._rules_file = None if rules is not None else config_path()
+        self._rules_file = None if rules is not None else (rules_file or config_path())
         self._rules_stamp = file_stamp(self._rules_file)
         self.rules = rules if rules is not None else read_rules(self.root, self._rules_file)
         self.background: BackgroundEmbedder | None = None
