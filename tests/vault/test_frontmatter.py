@@ -186,3 +186,29 @@ def test_rule_13_error_is_recorded_never_raised() -> None:
         props, error = load_yaml(bad)
         assert props == {}
         assert error is not None and error.startswith("invalid YAML frontmatter")
+
+
+def _laughs(levels: int) -> str:
+    """``levels`` lines of aliases, each nine of the one before: 9**levels values in 8 lines."""
+    lines = ["l0: &l0 [1, 1, 1, 1, 1, 1, 1, 1, 1]"]
+    for i in range(1, levels):
+        lines.append(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]")
+    return "\n".join(lines) + "\n"
+
+
+def test_rule_13_aliases_that_explode_are_invalid() -> None:
+    # Eight lines standing for 43 million values: refused before anything is built.
+    props, error = load_yaml(_laughs(8))
+    assert props == {}
+    assert error is not None and "expand it to more than 10,000 values" in error
+    props, error = load_yaml("a: &a [1, *a]\n")  # a value that contains itself
+    assert props == {} and error is not None and "refers to the value that contains it" in error
+    # Aliases in reason are read as the values they stand for.
+    assert load_yaml(_laughs(3)) == (
+        {"l0": [1] * 9, "l1": [[1] * 9] * 9, "l2": [[[1] * 9] * 9] * 9},
+        None,
+    )
+    assert load_yaml("base: &b {x: 1}\nother: *b\n") == (
+        {"base": {"x": 1}, "other": {"x": 1}},
+        None,
+    )

@@ -6,7 +6,10 @@ text, and ``017`` is seventeen; we load with a libyaml-backed loader adjusted to
 placeholder written as a value (``created: {{date}}``, a flow map whose key is a flow map) is read
 as the text ``{{date}}``, as Obsidian shows it. Invalid YAML (including a repeated key), a bare
 scalar or a top-level list give no properties at all, and the error is recorded rather than raised
-(semantics rule 13).
+(semantics rule 13). So does YAML whose aliases (``*name``) would expand it past ``MAX_NODES``
+values or refer to themselves: eight lines of nested aliases can stand for hundreds of megabytes
+("billion laughs"); the JavaScript parser Obsidian uses refuses them too ("Excessive alias
+count").
 
 ``tags`` and ``aliases``/``alias`` are normalised here (``docs/obsidian-rules.md``): a list, or a
 single string naming one tag or alias, without a leading ``#``. The legacy ``tag`` key is not read
@@ -255,6 +258,59 @@ def _simple_yaml(yaml_text: str) -> dict[str, Any] | None:
     return out
 
 
+# The most values a frontmatter may stand for once its aliases are expanded (a real one has a
+# few dozen; the largest in the community vaults measured, a few hundred).
+MAX_NODES = 10_000
+
+
+class _Expansion(ValueError):
+    """The aliases expand the YAML past ``MAX_NODES`` values, or a value contains itself."""
+
+
+def _expanded_size(node: Any) -> int:
+    """How many values ``node`` stands for with every alias written out (each shared node is
+    counted once per use, computed once)."""
+    sizes: dict[int, int] = {}
+    busy: set[int] = set()
+
+    def size(n: Any) -> int:
+        key = id(n)
+        if key in sizes:
+            return sizes[key]
+        if key in busy:
+            raise _Expansion("an alias refers to the value that contains it")
+        busy.add(key)
+        if isinstance(n, yaml.MappingNode):
+            total = 1 + sum(size(k) + size(v) for k, v in n.value)
+        elif isinstance(n, yaml.SequenceNode):
+            total = 1 + sum(size(item) for item in n.value)
+        else:
+            total = 1
+        busy.discard(key)
+        if total > MAX_NODES:
+            raise _Expansion(
+                f"its aliases (*name) expand it to more than {MAX_NODES:,} values; write the "
+                "values out"
+            )
+        sizes[key] = total
+        return total
+
+    return size(node)
+
+
+def _load(yaml_text: str) -> Any:
+    loader = _ObsidianLoader(yaml_text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if "*" in yaml_text:  # only aliases can make the values outgrow the text
+            _expanded_size(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def load_yaml(yaml_text: str) -> tuple[dict[str, Any], str | None]:
     """Parse frontmatter YAML; returns (properties, error). Never raises."""
     if not yaml_text.strip():
@@ -263,7 +319,7 @@ def load_yaml(yaml_text: str) -> tuple[dict[str, Any], str | None]:
     if simple is not None:
         return simple, None
     try:
-        data = yaml.load(yaml_text, Loader=_ObsidianLoader)  # noqa: S506 - a safe loader
+        data = _load(yaml_text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
