@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -172,3 +173,60 @@ def test_a_system_trash_on_another_disk_falls_back_to_dot_trash(
     finally:
         ctx.conn.close()
         shutil.rmtree(xdg, ignore_errors=True)
+
+
+def test_a_new_name_twin_of_another_in_case_or_accents_is_refused(bare: ToolContext) -> None:
+    write(bare.root, "Recipes/Crème Brûlée.md", "# NFC\n")
+    write(bare.root, "Home.md", "# home\n")
+    nfd = unicodedata.normalize("NFD", "Recipes/Crème Brûlée.md")
+    for target, twin in [
+        ("home.md", "Home.md"),
+        ("Home.MD", "Home.md"),
+        (nfd, "Recipes/Crème Brûlée.md"),
+        ("recipes/New.md", "Recipes"),  # a folder on the way, in another case
+        ("RECIPES/deeper/New.md", "Recipes"),
+    ]:
+        for dry in (True, False):
+            made = manage(bare, operation="create_note", target=target, content="x", dryRun=dry)
+            assert made["success"] is False, (target, made)
+            assert f"'{twin}' is already there" in made["message"]
+    folder = manage(bare, operation="create_folder", target="recipes")
+    assert folder["success"] is False and "'Recipes' is already there" in folder["message"]
+    moved = manage(bare, operation="move_note", target="Home.md", destination="recipes")
+    assert moved["success"] is False and "'Recipes' is already there" in moved["message"]
+    assert sorted(p.name for p in bare.root.iterdir() if p.name != ".obsidian") == [
+        "Home.md",
+        "Recipes",
+    ]
+    assert [p.name for p in (bare.root / "Recipes").iterdir()] == ["Crème Brûlée.md"]
+    # The note's own folder, in its own case, takes new notes as before.
+    assert manage(bare, operation="create_note", target="Recipes/New.md", content="x")["success"]
+
+
+def test_a_new_name_links_could_not_reach_is_refused(bare: ToolContext) -> None:
+    for target in ("Inbox/C#.md", "Inbox/a^b.md", "Inbox/a[b].md", "Topics#/x.md"):
+        made = manage(bare, operation="create_note", target=target, content="x")
+        assert made["success"] is False and "Choose a name without # ^ [ ]" in made["message"]
+    assert not (bare.root / "Inbox").exists() and not (bare.root / "Topics#").exists()
+    # A note the person named so is moved with its name; it is not renamed to one.
+    write(bare.root, "Langs/C#.md", "# C sharp\n")
+    write(bare.root, "Langs/Go.md", "# Go\n")
+    assert manage(bare, operation="move_note", target="Langs/C#.md", destination="Archive")[
+        "success"
+    ]
+    renamed = manage(bare, operation="move_note", target="Langs/Go.md", destination="Langs/G#.md")
+    assert renamed["success"] is False and "#" in renamed["message"]
+
+
+def test_a_refused_create_leaves_no_folders_behind(bare: ToolContext) -> None:
+    made = manage(bare, operation="create_note", target=f"New/Sub/{'n' * 300}.md", content="x")
+    assert made["success"] is False, made
+    assert not (bare.root / "New").exists()
+
+
+def test_moving_a_note_that_is_not_text_says_it_moved(bare: ToolContext) -> None:
+    (bare.root / "Bad.md").write_bytes(b"caf\xe9 au lait\n")
+    moved = manage(bare, operation="move_note", target="Bad.md", destination="Archive")
+    assert moved["success"] is True, moved
+    assert "version" not in moved
+    assert (bare.root / "Archive" / "Bad.md").read_bytes() == b"caf\xe9 au lait\n"

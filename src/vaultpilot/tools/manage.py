@@ -29,6 +29,7 @@ operation keeps:
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,6 +41,7 @@ from vaultpilot.errors import (
     NotFoundError,
     SetupError,
     StaleVersionError,
+    UnreadableNoteError,
 )
 from vaultpilot.index.lookup import all_paths
 from vaultpilot.memory import journal
@@ -182,6 +184,7 @@ def _create(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
             text = edit_frontmatter(text, set_values=meta, add_tags=tags).text
     if p.dry_run:
         files.check_not_protected(path, write=True)
+        files.check_creatable(ctx.root, path)
         if any(q.lower() == path.lower() for q in all_paths(ctx.conn)):
             raise AlreadyExistsError(f"'{path}' already exists; a create would be refused.")
         parent = path.rsplit("/", 1)[0] if "/" in path else ""
@@ -429,7 +432,9 @@ def _move_note(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         )
     warnings = [*report.warnings, *refused_links(report.refused)]
     out = done(p, [new, *others], message, warnings)
-    out["version"] = files.read_note(ctx.root, new).version
+    # Moved as it was; a note that is not text has no version to edit it by.
+    with contextlib.suppress(UnreadableNoteError):
+        out["version"] = files.read_note(ctx.root, new).version
     return out
 
 

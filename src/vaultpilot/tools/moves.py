@@ -76,22 +76,9 @@ def _is_note(path: str) -> bool:
 
 
 def check_case_twin(ctx: ToolContext, src: str, dst: str) -> None:
-    """Refuse ``dst`` when its folder holds another item whose name differs only in case (it
-    would collide on macOS and Windows and in sync services)."""
-    parent, _, name = dst.rpartition("/")
-    try:
-        where = files.confine(ctx.root, parent) if parent else ctx.root
-        entries = [e.name for e in where.iterdir()] if where.is_dir() else []
-    except (OSError, VaultpilotError):
-        return  # the move itself reports a folder it cannot use
-    for entry in entries:
-        rel = f"{parent}/{entry}" if parent else entry
-        if rel != src and entry != name and fold(entry) == fold(name):
-            raise AlreadyExistsError(
-                f"Cannot move '{src}' to '{dst}': '{rel}' is already there, and names differing "
-                "only in case collide on macOS, Windows and sync services. Choose another name "
-                "or destination."
-            )
+    """Refuse ``dst`` when an item on its way differs from it only in case or accents (it would
+    collide on macOS and Windows and in sync services), or its new name could not be linked."""
+    files.check_creatable(ctx.root, dst, ignore=src)
 
 
 def _plan(

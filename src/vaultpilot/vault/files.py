@@ -68,6 +68,7 @@ from vaultpilot.errors import (
     map_os_errors,
 )
 from vaultpilot.vault.exchange import exchange
+from vaultpilot.vault.resolve import fold
 
 __all__ = [
     "PROTECTED_DIRS",
@@ -161,8 +162,9 @@ def normalize_rel_path(rel: str) -> str:
             "e.g. 'Projects/Plan.md'."
         )
     if rel.startswith("/") or _DRIVE.match(rel):
+        drive = f" (it starts with a drive, {rel[:2]!r})" if _DRIVE.match(rel) else ""
         raise PathRefusedError(
-            f"Path {rel!r} is absolute; give a path relative to the vault root, "
+            f"Path {rel!r} is absolute{drive}; give a path relative to the vault root, "
             "e.g. 'Projects/Plan.md'."
         )
     parts = [p for p in rel.split("/") if p not in ("", ".")]
@@ -224,6 +226,70 @@ def _check_new_names(canon: str, rel: str) -> None:
                 "shown by Obsidian nor indexed, so nothing is created there. Choose a name "
                 "that does not start with '.'."
             )
+
+
+# Characters Obsidian warns about in a new name: a link to the note would not work ([[C#]] is
+# note "C", heading ""; ^ starts a block reference; [ ] end the link).
+_LINK_BREAKING = re.compile(r"[#^\[\]]")
+
+
+def _check_linkable(name: str, rel: str) -> None:
+    """Refuse a new note or folder name that links could not reach."""
+    bad = _LINK_BREAKING.search(name)
+    if bad:
+        raise PathRefusedError(
+            f"Path {rel!r} contains {bad.group()!r} in the name {name!r}: Obsidian's links "
+            "cannot reach a note or folder named so (# starts a heading, ^ a block, [ ] end "
+            "the link). Choose a name without # ^ [ ]."
+        )
+
+
+def _check_new_parts(
+    real_root: Path, canon: str, rel: str, *, ignore: str | None = None, keep_name: bool = False
+) -> None:
+    """Refuse a new ``canon`` when an item on its way differs from it only in case or Unicode
+    form (``Recipes/`` beside ``recipes/``, NFC beside NFD): the two collide on macOS and
+    Windows and in sync services, and one is lost. Refuse too a name it creates (its last one,
+    and the folders still to be made) that links could not reach. ``ignore``: the item being
+    moved (a note renamed to another case of its own name); ``keep_name``: the last name is
+    the moved item's own, kept as the person chose it."""
+    where = real_root
+    parts = canon.split("/")
+    for depth, part in enumerate(parts):
+        try:
+            names = os.listdir(where)
+        except OSError:
+            names = []  # a folder still to be made
+        if part in names:
+            where = where / part
+            continue
+        for twin in (n for n in names if fold(n) == fold(part)):
+            existing = "/".join([*parts[:depth], twin])
+            if existing != ignore:
+                doing = "create" if ignore is None else f"move {ignore!r} to"
+                raise AlreadyExistsError(
+                    f"Cannot {doing} {rel!r}: '{existing}' is already there, and names differing "
+                    "only in case or accents collide on macOS, Windows and sync services (one "
+                    f"of them is lost). Use '{existing}' or choose another name."
+                )
+        new = parts[depth:-1] if keep_name else parts[depth:]
+        for name in new:
+            _check_linkable(name, rel)
+        return
+
+
+def check_creatable(root: Path, rel: str, *, ignore: str | None = None) -> None:
+    """Refuse a new name as ``create_note``, ``create_folder`` and ``move_path`` would (not
+    portable, not linkable, or a twin in case or accents of what is there; ``ignore``: the item
+    being moved), without writing anything: for dry runs and plans."""
+    canon = normalize_rel_path(rel)
+    if not canon:
+        return
+    _refuse_protected(rel, canon.split("/", 1)[0], write=True)
+    _check_new_names(canon, rel)
+    name = canon.rsplit("/", 1)[-1]
+    kept = ignore is not None and name == normalize_rel_path(ignore).rsplit("/", 1)[-1]
+    _check_new_parts(root.resolve(), canon, rel, ignore=ignore, keep_name=kept)
 
 
 @dataclass(frozen=True, slots=True)
@@ -816,10 +882,13 @@ def create_note(
     canon = where.canon
     if not where.name:
         raise InvalidArgumentError("Give the new note's path, e.g. 'Projects/Plan.md'.")
+    _check_new_parts(where.root, canon, rel)
     parent_rel = canon.rsplit("/", 1)[0] if "/" in canon else ""
     data = encode_note(text, fmt or TextFormat())
     missing = missing_folder(parent_rel, f"create note at '{canon}'")
+    made = missing_parents(root, canon) if create_folders else []
     with (
+        _no_new_folders_on_failure(root, made),
         map_os_errors(canon, "create", {FileNotFoundError: missing}),
         _folder(where, create=create_folders) as folder,
     ):
@@ -845,6 +914,7 @@ def create_folder(root: Path, rel: str, *, create_parents: bool = True) -> bool:
     if not canon:
         raise InvalidArgumentError("Give the folder to create, e.g. 'Projects/2025'.")
     where = _locate(root, canon, write=True, new=True, follow=False)
+    _check_new_parts(where.root, canon, rel)
     parent_rel = canon.rsplit("/", 1)[0] if "/" in canon else ""
     missing = missing_folder(parent_rel, f"create folder '{canon}'")
     with (
@@ -859,6 +929,18 @@ def create_folder(root: Path, rel: str, *, create_parents: bool = True) -> bool:
             raise AlreadyExistsError(f"'{canon}' is a file, not a folder.") from None
         folder.fsync()
     return True
+
+
+@contextlib.contextmanager
+def _no_new_folders_on_failure(root: Path, made: list[str]) -> Iterator[None]:
+    """Remove the folders ``made`` for a write (innermost first, each only if still empty)
+    when the write fails, so a refused note leaves no trace."""
+    try:
+        yield
+    except BaseException:
+        for folder in reversed(made):
+            remove_empty_folder(root, folder)
+        raise
 
 
 def missing_parents(root: Path, rel: str) -> list[str]:
@@ -905,6 +987,7 @@ def move_path(root: Path, src_rel: str, dst_rel: str) -> None:
     dst = _locate(root, dst_rel, write=True, new=True, follow=False)
     if not src.name or not dst.name:
         raise InvalidArgumentError("The vault root itself can't be moved; name a note or folder.")
+    _check_new_parts(dst.root, dst.canon, dst_rel, ignore=src.canon, keep_name=dst.name == src.name)
     missing = NotFoundError(f"'{src_rel}' doesn't exist; check the path with list_structure.")
     taken = AlreadyExistsError(
         f"Cannot move '{src_rel}' to '{dst_rel}': something already exists there. "
