@@ -128,6 +128,58 @@ def test_rebuilding_the_index_keeps_vectors_of_unchanged_text(
     assert again.chunks == first.chunks
 
 
+def _counts(conn: sqlite3.Connection) -> tuple[int, int, int]:
+    return conn.execute(
+        "SELECT (SELECT COUNT(*) FROM files), (SELECT COUNT(*) FROM chunks),"
+        " (SELECT COUNT(*) FROM chunk_vectors)"
+    ).fetchone()
+
+
+def test_a_rebuild_is_one_change_and_an_interrupted_one_leaves_the_index_it_had(
+    example_vault: Path, indexed: sqlite3.Connection, hash_embedder: HashEmbedder, tmp_path: Path
+) -> None:
+    embed_pending(indexed, hash_embedder)
+    before = _counts(indexed)
+    seen: list[tuple[int, int, int]] = []
+    reader = connect(tmp_path / "data" / "index.db")
+
+    def look_then_stop(done: int, total: int) -> None:
+        seen.append(_counts(reader))  # another process reading while the rebuild runs
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        sync_vault(indexed, example_vault, rebuild=True, progress=look_then_stop)
+    assert seen == [before]
+    assert _counts(indexed) == before
+    # Uninterrupted, the notes are back at once; their chunks wait for the embedding pass.
+    sync_vault(
+        indexed, example_vault, rebuild=True, progress=lambda d, t: seen.append(_counts(reader))
+    )
+    assert all(s == before for s in seen[1:])
+    assert _counts(indexed)[0] == before[0] and _counts(indexed)[2] == before[2]
+    reader.close()
+
+
+def test_vectors_stay_while_another_process_leaves_notes_to_chunk(
+    example_vault: Path, indexed: sqlite3.Connection, hash_embedder: HashEmbedder, tmp_path: Path
+) -> None:
+    first = embed_pending(indexed, hash_embedder)
+    other = connect(tmp_path / "data" / "index.db")
+    rebuilt: list[bool] = []
+
+    def meanwhile(done: int, total: int) -> None:
+        if not rebuilt:  # another process rebuilds the index while this pass embeds
+            sync_vault(other, example_vault, rebuild=True)
+            rebuilt.append(True)
+
+    report = embed_pending(indexed, hash_embedder, progress=meanwhile)
+    assert rebuilt and report.removed_vectors == 0
+    assert _counts(indexed)[2] >= first.embedded
+    again = embed_pending(indexed, hash_embedder)
+    assert again.notes_chunked == 47 and again.embedded == 0  # nothing embedded twice
+    other.close()
+
+
 def test_changing_the_model_re_embeds_everything(
     indexed: sqlite3.Connection, hash_embedder: HashEmbedder
 ) -> None:

@@ -265,15 +265,24 @@ def embed_pending(
             progress(report.embedded, max(total, report.embedded))
 
     if not report.stopped:
-        report.removed_vectors = _collect_garbage(conn)
+        report.removed_vectors = _collect_garbage(conn, max_tokens)
     report.pending = _count_missing(conn)
     report.chunks = int(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
     report.seconds = time.perf_counter() - started
     return report
 
 
-def _collect_garbage(conn: sqlite3.Connection) -> int:
+def _collect_garbage(conn: sqlite3.Connection, max_tokens: int) -> int:
+    """Delete the vectors no chunk uses, unless notes are waiting to be chunked (after a move,
+    a rebuild or another process's sync their chunks are gone for a while, and their vectors
+    are found again by their text once they are chunked)."""
     with _write(conn):
+        waiting = conn.execute(
+            f"SELECT 1 FROM ({_PENDING_NOTES}) LIMIT 1",  # noqa: S608
+            (_source_key("", max_tokens),),
+        ).fetchone()
+        if waiting is not None:
+            return 0
         removed = conn.execute(
             "DELETE FROM chunk_vectors WHERE NOT EXISTS"
             " (SELECT 1 FROM chunks c WHERE c.text_hash = chunk_vectors.text_hash)"

@@ -436,17 +436,18 @@ _TABLES = (
 
 
 def _clear_index(conn: sqlite3.Connection) -> None:
-    """Empty the note tables, recording that what fills them next follows today's parse rules
-    (in the same transaction: a sync interrupted after it finds every file stale anyway)."""
-    conn.execute("BEGIN IMMEDIATE")
-    for table in _TABLES:
+    """Empty the note tables inside the caller's transaction (the one that fills them again, so
+    no reader ever sees them empty and an interrupted rebuild leaves the index it had),
+    recording that what fills them follows today's parse rules. The chunks go too (their notes
+    get new ids); the stored vectors stay, found again by their text when the notes are
+    chunked anew. Deleted explicitly: foreign keys may be off for the bulk refill."""
+    for table in ("chunks", "chunked_notes", *_TABLES):
         conn.execute(f"DELETE FROM {table}")  # noqa: S608
     conn.execute(
         "INSERT INTO index_meta (key, value) VALUES ('parse_rules', ?) "
         "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         (str(PARSE_RULES),),
     )
-    conn.execute("COMMIT")
 
 
 def _built_with_other_rules(conn: sqlite3.Connection) -> bool:
@@ -475,10 +476,12 @@ def sync_vault(
     """
     started = time.perf_counter()
     root = root.resolve()
-    if rebuild or _built_with_other_rules(conn):
-        _clear_index(conn)
-    scan = scan_folders(root, read_stamps(conn), temp_files=temp_files)
-    report = _sync(conn, root, lambda c: _diff_folders(scan, c), workers=workers, progress=progress)
+    clear = rebuild or _built_with_other_rules(conn)
+    scan = scan_folders(root, {} if clear else read_stamps(conn), temp_files=temp_files)
+    report = _sync(
+        conn, root, lambda c: _diff_folders(scan, c), workers=workers, progress=progress,
+        clear=clear,
+    )  # fmt: skip
     return _finish(conn, report, counts=counts, started=started)
 
 
@@ -520,16 +523,18 @@ def _sync(
     *,
     workers: int | None,
     progress: ProgressFn | None = None,
+    clear: bool = False,
 ) -> SyncReport:
-    """Plan from the index and write the plan in one transaction.
+    """Plan from the index and write the plan in one transaction (``clear``: empty the index
+    first, in the same transaction).
 
     The common case, nothing changed, opens no transaction. Otherwise the plan is made again
     inside the write transaction: another connection (the file watcher's, another process's)
     may have synced since, and a plan from before it would write rows it already wrote.
     """
     report = SyncReport()
-    first = planner(conn)
-    if not first.stale:
+    first = None if clear else planner(conn)
+    if first is not None and not first.stale:
         if first.stamps is not None and first.stamps.pending:
             store_stamps_if_free(conn, first.stamps)
         return report
@@ -537,12 +542,15 @@ def _sync(
     # id comes from the plan), so SQLite's foreign-key lookups on each inserted row are skipped
     # (the pragma cannot change inside a transaction: it is set around it). If another
     # connection wrote in between, the sync starts over with the checks on.
-    unchecked = _first_build(first) and conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    bulk = clear or (first is not None and _first_build(first))
+    unchecked = bulk and conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     if unchecked:
         conn.execute("PRAGMA foreign_keys=OFF")
     try:
         conn.execute("BEGIN IMMEDIATE")
         try:
+            if clear:
+                _clear_index(conn)
             plan = planner(conn)
             if unchecked and plan.indexed:
                 conn.execute("ROLLBACK")
@@ -559,7 +567,7 @@ def _sync(
     finally:
         if unchecked:
             conn.execute("PRAGMA foreign_keys=ON")
-    return _sync(conn, root, planner, workers=workers, progress=progress)
+    return _sync(conn, root, planner, workers=workers, progress=progress, clear=clear)
 
 
 def _first_build(plan: SyncPlan) -> bool:
