@@ -167,3 +167,34 @@ def test_a_read_only_connection_gets_the_same_answers(tmp_path: Path) -> None:
     assert (path, len(hits), total) == ("a.md", 1, 1)
     assert note_count(ro) == 2
     ro.close()
+
+
+def test_a_note_is_found_by_its_title_however_many_notes_link_to_it(tmp_path: Path) -> None:
+    """Notes linking to "Sprint Timeline" hold its words, so on a large vault both words are
+    common; the note itself (the oldest, never among the newest) still comes first."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Sprint Timeline.md").write_text("Dates of the sprint.\n", encoding="utf-8")
+    (vault / "Broad Climate Outline 77.md").write_text("An outline.\n", encoding="utf-8")
+    for i in range(COMMON + 100):
+        (vault / f"Log {i:04d}.md").write_text(
+            f"See [[Sprint Timeline]] and [[Broad Climate Outline 77]], entry {i}.\n",
+            encoding="utf-8",
+        )
+    c = connect(tmp_path / "index.db")
+    try:
+        sync_vault(c, vault)
+        assert doc_frequency(c, '"sprint"').common and doc_frequency(c, '"outline"').common
+        for query, note in [
+            ("Sprint Timeline", "Sprint Timeline.md"),
+            ("sprint timeline", "Sprint Timeline.md"),
+            ("Broad Climate Outline 77", "Broad Climate Outline 77.md"),
+            ("climate outline", "Broad Climate Outline 77.md"),
+        ]:
+            hits, _ = keyword_side(c, query, pool=50)
+            assert hits[0].titled, query
+            for limit in (1, 5, 50):
+                found = hybrid_search(c, query, embedder=None, vectors=None, limit=limit)
+                assert found.hits[0].path == note, (query, limit)
+    finally:
+        c.close()

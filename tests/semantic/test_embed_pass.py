@@ -129,10 +129,11 @@ def test_rebuilding_the_index_keeps_vectors_of_unchanged_text(
 
 
 def _counts(conn: sqlite3.Connection) -> tuple[int, int, int]:
-    return conn.execute(
+    files, chunks, vectors = conn.execute(
         "SELECT (SELECT COUNT(*) FROM files), (SELECT COUNT(*) FROM chunks),"
         " (SELECT COUNT(*) FROM chunk_vectors)"
     ).fetchone()
+    return int(files), int(chunks), int(vectors)
 
 
 def test_a_rebuild_is_one_change_and_an_interrupted_one_leaves_the_index_it_had(

@@ -366,10 +366,11 @@ def hybrid_search(
     every_word = [fid for fid, (_, hit) in kw_rank.items() if hit.all_words]
     held: dict[int, tuple[float, float]] = {}
     if mode != "vector":
+        titled = [fid for fid, (_, hit) in kw_rank.items() if hit.titled and fid in fused]
         held = coverage(
             conn,
             text,
-            order,
+            titled + [fid for fid in order if fid not in set(titled)],  # titles always seen
             stem=fusion.stem,
             holds_all=every_word,
             seek=limit + 10,

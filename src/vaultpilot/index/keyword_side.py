@@ -1,12 +1,14 @@
 """The keyword half of hybrid search, and the word evidence of the calibrated relevance.
 
-* ``keyword_side``: notes holding any of the query's words, ranked by FTS5 BM25 (title,
-  aliases, headings, body weighted as ``search.BM25_WEIGHTS``), English stop words left out,
-  notes holding every word first. Text with CJK characters is also looked up in the trigram
-  table. With ``stem`` a word also matches by its stem as a prefix (``searches`` finds
-  ``search`` and ``searching``): the index itself is not stemmed, so this is done on the query
-  side. Without a filter its cost does not grow with the vault: words held by more than
-  ``doclists.COMMON`` notes are not scored (see its doc).
+* ``keyword_side``: notes holding any of the query's words, ranked by FTS5 BM25 (title, aliases,
+  headings, body weighted as ``search.BM25_WEIGHTS``), English stop words left out, notes whose
+  title or aliases hold every word first (however common the words: on a large vault the notes that
+  link to "Sprint Timeline" hold its words too, and must not crowd the note itself out), then notes
+  holding every word. Text with CJK characters is also looked up in the trigram table. With ``stem``
+  a word also matches by its stem as a prefix (``searches`` finds ``search`` and ``searching``): the
+  index itself is not stemmed, so this is done on the query side. Without a filter its cost does not
+  grow with the vault: words held by more than ``doclists.COMMON`` notes are not scored (see its
+  doc).
 * ``coverage`` says, for given notes, which share of the query's words (weighted by how rare
   each word is in the vault) the note holds anywhere, and in its title or aliases: the keyword
   evidence of the calibrated relevance (``hybrid.relevance``), comparable across queries where
@@ -43,6 +45,7 @@ class KeywordHit:
     file_id: int
     score: float  # BM25, higher is better
     all_words: bool  # the note holds every query word
+    titled: bool = False  # its title or aliases hold every query word
 
 
 def keyword_side(
@@ -77,14 +80,20 @@ def keyword_side(
     # Notes found holding every word but not scored (common words only): shorter ones first.
     score.update(brevity(conn, [f for f, v in every if v is None and f not in score]))
     hits: dict[int, KeywordHit] = {}
-    for fid, value in every:
+    # Title or alias holding every word: a column-filtered lookup reads only the words'
+    # doclists and scores the few notes that match.
+    titled = _bm25(conn, "{title aliases}: (" + " AND ".join(terms) + ")", take)
+    for fid, bm25 in titled:
         if ids is None or fid in ids:
+            hits[fid] = KeywordHit(fid, bm25, True, titled=True)
+    for fid, value in every:
+        if (ids is None or fid in ids) and fid not in hits:
             hits[fid] = KeywordHit(fid, score.get(fid, low) if value is None else value, True)
     for fid, value in scored:
         if (ids is None or fid in ids) and fid not in hits:
             hits[fid] = KeywordHit(fid, value, len(words) == 1)
     total = _any_word_total(conn, terms, df)
-    ordered = sorted(hits.values(), key=lambda h: (not h.all_words, -h.score))
+    ordered = sorted(hits.values(), key=lambda h: (not h.titled, not h.all_words, -h.score))
     if CJK.search(text):
         ordered = _cjk_first(conn, text, ordered, pool, ids)
         total = max(total, len(ordered))
