@@ -191,6 +191,51 @@ def test_an_editor_saving_in_place_loses_no_save_to_appends_and_bulk_tag(
     assert set(kinds) <= {"ok", "StaleVersionError", "VaultBusyError"}, kinds
 
 
+# Appends a line every ~20 ms for a given time, opening the note each time (as `echo >>` does).
+APPENDER = """
+import sys, time
+path, seconds = sys.argv[1], float(sys.argv[2])
+end = time.monotonic() + seconds
+n = 0
+while time.monotonic() < end:
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(f"script line {n:05d}\\n")
+    n += 1
+    time.sleep(0.02)
+print(n, flush=True)
+"""
+
+
+def test_appends_without_a_version_go_in_while_a_script_appends(
+    example_vault: Path, db: Path, workers: list[Worker]
+) -> None:
+    """A note another program keeps appending to: the tool's appends (no expectedVersion, so
+    relative to whatever the note holds) are done again on the new text, not refused."""
+    note = example_vault / "Log.md"
+    note.write_text("# Log\n", encoding="utf-8")
+    tools = Worker(example_vault, db)
+    workers.append(tools)
+    tools.ready()
+    script = subprocess.Popen(
+        [sys.executable, "-c", APPENDER, str(note), "4"], stdout=subprocess.PIPE, text=True
+    )
+    kinds: dict[str, int] = {}
+    for n in range(80):
+        change = {"operation": "append_note", "target": "Log.md", "content": f"tool {n:03d}\n"}
+        tools.send([("obsidian_vault_manager", change)])
+        kind = tools.answer()["kind"]
+        kinds[kind] = kinds.get(kind, 0) + 1
+    out, _ = script.communicate(timeout=60)
+    text = note.read_text(encoding="utf-8")
+    copies = "".join(
+        c.read_text(encoding="utf-8") for c in example_vault.glob("Log (conflict *).md")
+    )
+    assert kinds == {"ok": 80}, kinds
+    assert all(f"tool {n:03d}\n" in text for n in range(80))
+    lost = [i for i in range(int(out)) if f"script line {i:05d}\n" not in text + copies]
+    assert lost == [], f"{len(lost)} of {out.strip()} script lines lost"
+
+
 HOLDER = """
 import sys
 from pathlib import Path

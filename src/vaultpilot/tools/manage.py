@@ -24,14 +24,18 @@ operation keeps:
 * the index is synced before the call returns, so the next search sees the change;
 * the whole operation, from the first check to the last rename, holds the vault's write lock
   (``ctx.writing()``), shared with every other vaultpilot process, and every rewrite is checked
-  against the text it was based on right before its rename (``files.replace_note``).
+  against the text it was based on right before its rename (``files.replace_note``). A change
+  relative to the text (append, edit_note, metadata only) without ``expectedVersion`` is done
+  again on the new text when the note changed in between (up to six times, waiting a little
+  longer each time); a whole new text is refused instead, so nothing saved in between is lost.
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import assert_never
 
@@ -115,6 +119,7 @@ _USES: dict[str, set[str]] = {
 
 # A version is ``files.content_version``: a fixed number of lower-case hex digits.
 _VERSION_DIGITS = len(files.content_version(b""))
+_TRIES = 6  # attempts of a relative change (append, edit, metadata) on a note that keeps changing
 _VERSION_FORM = re.compile(f"[0-9a-f]{{{_VERSION_DIGITS}}}")
 
 
@@ -253,6 +258,33 @@ def _update(ctx: ToolContext, p: VaultManagerParams, *, append: bool) -> Operati
                 "find the right path with obsidian_query_vault."
             ) from None
         return _append_new_daily(ctx, p, target)
+    # An append or a metadata change is relative to the text: when the note changes between
+    # our read and our write (a person typing, a script appending), it is done again on the
+    # new text. A whole new text replaces what was read, so it is refused instead.
+    relative = append or p.content is None
+    return _again_if_changed(lambda: _update_once(ctx, p, path, append, warnings), relative, p)
+
+
+def _again_if_changed(
+    write: Callable[[], OperationResult], relative: bool, p: VaultManagerParams
+) -> OperationResult:
+    """``write()``, run again (up to ``_TRIES`` times) when the note changed under it, if the
+    change is ``relative`` to the text and the caller gave no version of its own."""
+    tries = _TRIES if relative and p.expected_version is None and not p.dry_run else 1
+    for attempt in range(1, tries + 1):
+        try:
+            return write()
+        except StaleVersionError:
+            if attempt == tries:
+                raise
+            time.sleep(0.005 * 2**attempt)  # 10, 20, 40, 80, 160 ms: let a burst pass
+    raise AssertionError("unreachable")
+
+
+def _update_once(
+    ctx: ToolContext, p: VaultManagerParams, path: str, append: bool, warnings: list[str]
+) -> OperationResult:
+    warnings = list(warnings)  # this attempt's own
     note = files.read_note(ctx.root, path)
     text = note.text
     if append:
@@ -305,6 +337,10 @@ def _edit(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
             "of the section (position='end') or to put in its place (position='replace')."
         )
     path = resolve_note(ctx, target)
+    return _again_if_changed(lambda: _edit_once(ctx, p, path), True, p)
+
+
+def _edit_once(ctx: ToolContext, p: VaultManagerParams, path: str) -> OperationResult:
     note = files.read_note(ctx.root, path)
     try:
         if p.edits is not None:
