@@ -230,3 +230,19 @@ def test_moving_a_note_that_is_not_text_says_it_moved(bare: ToolContext) -> None
     assert moved["success"] is True, moved
     assert "version" not in moved
     assert (bare.root / "Archive" / "Bad.md").read_bytes() == b"caf\xe9 au lait\n"
+
+
+def test_a_note_that_is_a_symbolic_link_is_named_as_one(bare: ToolContext, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("secret\n", encoding="utf-8")
+    (bare.root / "linknote.md").symlink_to(outside)
+    calls = [
+        {"operation": "append_note", "content": "x"},
+        {"operation": "update_note", "content": "x"},
+        {"operation": "delete_note", "confirmDestructive": True},
+    ]
+    for call in calls:
+        done = manage(bare, target="linknote.md", **call)
+        assert done["success"] is False and "is a symbolic link" in done["message"], done
+        assert str(outside) not in done["message"]
+    assert outside.read_text(encoding="utf-8") == "secret\n"

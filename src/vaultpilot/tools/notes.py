@@ -7,11 +7,12 @@ vault path, with a message that helps when nothing matches. ``note_infos`` build
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import datetime, tzinfo
 from typing import Any
 
-from vaultpilot.errors import InvalidArgumentError, NotFoundError
+from vaultpilot.errors import InvalidArgumentError, NotFoundError, PathRefusedError
 from vaultpilot.index.lookup import (
     note_bodies,
     note_facts,
@@ -227,6 +228,13 @@ def resolve_note(ctx: ToolContext, name: str | None, *, param: str = "target") -
     try:
         return find_note(ctx.conn, name)
     except NotFoundError:
+        link = name.strip() if name.strip().lower().endswith(".md") else f"{name.strip()}.md"
+        if os.path.islink(ctx.root / link):  # symbolic links are never indexed nor followed
+            raise PathRefusedError(
+                f"'{link}' is a symbolic link, and note tools do not follow links (one could "
+                "lead out of the vault), so it cannot be read or changed through them. Work "
+                "with another note; only the person can replace the link with a note."
+            ) from None
         raise NotFoundError(
             f"Note '{name}' doesn't exist.{_suggest(ctx, name)} Find the right path with "
             f"obsidian_query_vault (queryType='semantic_search', query='{title_of(name)}')."
