@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -169,8 +170,9 @@ def test_a_rebuild_says_the_embeddings_are_kept_and_reuses_them(example_vault: P
     help_text = " ".join(vp("index", "--help").stdout.split())
     assert "The embeddings are kept" in help_text and "nothing is embedded twice" in help_text
     rebuilt = vp("index", "--rebuild", "--no-embed", "--vault", str(example_vault))
+    embed = f"vaultpilot embed --vault {shlex.quote(str(example_vault.resolve()))}"
     kept = re.search(
-        r"kept (\d+) embeddings: `vaultpilot embed` chunks the notes again", rebuilt.stdout
+        rf"kept (\d+) embeddings: `{re.escape(embed)}` chunks the notes again", rebuilt.stdout
     )
     assert rebuilt.returncode == 0 and kept is not None, rebuilt.stdout
     status = vp("status", "--vault", str(example_vault)).stdout

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -106,7 +107,8 @@ def test_ctrl_c_stops_cleanly_and_the_next_run_resumes(
     child.send_signal(signal.SIGINT)
     out, err = child.communicate(timeout=60)
     assert child.returncode == 130, (out, err)
-    assert "Run `vaultpilot embed` again to resume" in err
+    again = f"vaultpilot embed --vault {shlex.quote(str(example_vault.resolve()))}"
+    assert f"Run `{again}` again to resume" in err, err
     assert "Traceback" not in err
     stopped = re.search(r"stopped: (\d+) of (\d+) chunks embedded", err)
     assert stopped is not None, err
@@ -124,14 +126,27 @@ def test_ctrl_c_stops_cleanly_and_the_next_run_resumes(
 
 
 def test_status_line() -> None:
-    assert embedding_line(EmbeddingStatus(0, 0, 0, None)) == "nothing embedded yet"
-    assert embedding_line(EmbeddingStatus(0, 0, 12, None)) == (
-        "nothing embedded yet; 12 notes to chunk; run `vaultpilot embed`"
+    embed = "vaultpilot embed --vault /v"
+    assert embedding_line(EmbeddingStatus(0, 0, 0, None), command=embed) == "nothing embedded yet"
+    assert embedding_line(EmbeddingStatus(0, 0, 12, None), command=embed) == (
+        "12 notes still to chunk and embed; nothing embedded yet; run `vaultpilot embed --vault /v`"
     )
-    assert embedding_line(EmbeddingStatus(194, 194, 0, "m")) == "194 of 194 chunks embedded (100%)"
-    assert embedding_line(EmbeddingStatus(50, 200, 3, "m")) == (
-        "50 of 200 chunks embedded (25%); 3 notes to chunk; run `vaultpilot embed`"
+    assert (
+        embedding_line(EmbeddingStatus(194, 194, 0, "m"), command=embed)
+        == "194 of 194 chunks embedded (100%)"
     )
-    assert embedding_line(EmbeddingStatus(50, 200, 0, "m"), "pid 7, server") == (
+    # Notes waiting lead the line, and no percentage then (their chunks are not counted yet).
+    assert embedding_line(EmbeddingStatus(200, 200, 3, "m"), command=None) == (
+        "3 notes still to chunk and embed; 200 of 200 chunks of the other notes embedded"
+    )
+    assert embedding_line(EmbeddingStatus(50, 200, 1, "m"), command=embed) == (
+        "1 note still to chunk and embed; 50 of 200 chunks of the other notes embedded; "
+        "run `vaultpilot embed --vault /v`"
+    )
+    # A few chunks left never round up to 100%.
+    assert embedding_line(EmbeddingStatus(1999, 2000, 0, "m"), command=None) == (
+        "1999 of 2000 chunks embedded (99%)"
+    )
+    assert embedding_line(EmbeddingStatus(50, 200, 0, "m"), "pid 7, server", command=embed) == (
         "50 of 200 chunks embedded (25%); being embedded by pid 7, server"
     )

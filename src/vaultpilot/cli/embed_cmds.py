@@ -11,11 +11,16 @@ it, usually a running ``vaultpilot serve`` embedding in the background, the comm
 process's progress with the same bar instead of embedding the same chunks twice, and takes over
 if it stops before the end. ``follow`` is also ``vaultpilot status --watch``. ``embedding_line``
 formats coverage for ``vaultpilot status``.
+
+``run_embedding`` is the command's body, shared with ``vaultpilot index``: ``command`` names the
+program the person ran, which is what the lock file shows other processes (``status``, a server)
+and what the resume hints tell the person to run again, with ``--vault`` (``rerun``).
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 import signal
 import sqlite3
 import threading
@@ -35,23 +40,37 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
 from vaultpilot.cli.common import (
     DataDirOpt,
     JsonOpt,
     VaultOpt,
+    Workspace,
     console,
     err_console,
     handle_errors,
     index_connection,
     open_workspace,
 )
+from vaultpilot.locations import data_root
 from vaultpilot.wording import plural
 
 if TYPE_CHECKING:
+    from rich.progress import Task
+
     from vaultpilot.index.semantic import EmbeddingStatus
 
-__all__ = ["StopOnInterrupt", "embed_cmd", "embedding_line", "follow", "register"]
+__all__ = [
+    "CountColumn",
+    "StopOnInterrupt",
+    "embed_cmd",
+    "embedding_line",
+    "follow",
+    "register",
+    "rerun",
+    "run_embedding",
+]
 
 _INTERRUPTED = 130
 _FOLLOW_EVERY = 0.5  # seconds between two looks at another process's progress
@@ -61,13 +80,41 @@ def register(app: typer.Typer) -> None:
     app.command("embed")(embed_cmd)
 
 
-def embedding_line(status: EmbeddingStatus, holder: str | None = None, *, hint: bool = True) -> str:
-    """One line for ``vaultpilot status``: coverage, who is embedding, what to run."""
-    from vaultpilot.index.background import describe_coverage
+def rerun(command: str, ws: Workspace, data_dir: str | None = None) -> str:
+    """``command`` with this vault (and ``--data-dir`` when one was given) as shell words, so
+    a hint works from any folder: ``vaultpilot index --vault '/notes/My Vault'``."""
+    words = [*command.split(), "--vault", str(ws.vault)]
+    if data_dir:
+        words += ["--data-dir", str(data_root(data_dir))]
+    return " ".join(shlex.quote(w) if i >= 2 else w for i, w in enumerate(words))
 
-    line = describe_coverage(status, None, holder)
-    if hint and not status.complete and holder is None:
-        line += "; run `vaultpilot embed`"
+
+def embedding_line(
+    status: EmbeddingStatus, holder: str | None = None, *, command: str | None
+) -> str:
+    """One line for ``vaultpilot status`` and the end of ``embed``/``index``: coverage, who is
+    embedding, and ``command`` to run when nobody is (None: no hint).
+
+    Notes still to chunk lead the line and no percentage is given then: their chunks are not
+    counted yet, so "40 of 40 chunks (100%)" would read as done while notes wait.
+    """
+    if status.notes_pending:
+        line = f"{plural(status.notes_pending, 'note')} still to chunk and embed"
+        if status.chunks:
+            line += f"; {status.embedded} of {status.chunks} chunks of the other notes embedded"
+        else:
+            line += "; nothing embedded yet"
+    elif status.chunks == 0:
+        line = "nothing embedded yet"
+    else:
+        share = 100 * status.embedded / status.chunks
+        # Rounded down, so a few chunks left never show as 100%.
+        shown = f"{share:.0f}%" if status.complete else f"{min(share, 99.0):.0f}%"
+        line = f"{status.embedded} of {status.chunks} chunks embedded ({shown})"
+    if holder is not None and not status.complete:
+        line += f"; being embedded by {holder}"
+    elif command and not status.complete:
+        line += f"; run `{command}`"
     return line
 
 
@@ -97,18 +144,36 @@ class StopOnInterrupt:
         (console if console.is_terminal else err_console).print(self._message)
 
 
-def _bar(label: str, *, quiet: bool) -> Progress:
+class CountColumn(MofNCompleteColumn):
+    """``12/300``, or nothing while the total is unknown (not ``0/?``)."""
+
+    def render(self, task: Task) -> Text:
+        return Text("") if task.total is None else super().render(task)
+
+
+class _Remaining(TimeRemainingColumn):
+    """The time left, or nothing while the total is unknown (not ``-:--:--``)."""
+
+    def render(self, task: Task) -> Text:
+        return Text("") if task.total is None else super().render(task)
+
+
+def _bar(*, quiet: bool) -> Progress:
     return Progress(
-        TextColumn(f"[bold]{label}"),
+        TextColumn("[bold]{task.description}"),
         BarColumn(),
-        MofNCompleteColumn(),
+        CountColumn(),
         TaskProgressColumn(),
         TimeElapsedColumn(),
-        TimeRemainingColumn(),
+        _Remaining(),
         console=console,
         transient=True,
         disable=not console.is_terminal or quiet,
     )
+
+
+def _chunking(pending: int) -> str:
+    return f"chunking {plural(pending, 'note')}…"
 
 
 def follow(
@@ -124,15 +189,29 @@ def follow(
     from vaultpilot.index.background import lock_holder
     from vaultpilot.index.semantic import embedding_status
 
+    def label(status: EmbeddingStatus) -> str:
+        # While the other process chunks, its chunk count is not known yet: say what it does.
+        doing = _chunking(status.notes_pending) if status.notes_pending else "embedding"
+        return f"{doing} (background)"
+
     status = embedding_status(conn)
-    with _bar("embedding (background)", quiet=quiet) as bar:
-        task = bar.add_task("chunks", total=status.chunks or None, completed=status.embedded)
+    with _bar(quiet=quiet) as bar:
+        task = bar.add_task(
+            label(status),
+            total=None if status.notes_pending else status.chunks or None,
+            completed=status.embedded,
+        )
         while not status.complete and not stop.requested.is_set():
             if lock_holder(db_path) is None:
                 break
             stop.requested.wait(every)
             status = embedding_status(conn)
-            bar.update(task, completed=status.embedded, total=status.chunks or None)
+            bar.update(
+                task,
+                description=label(status),
+                completed=status.embedded,
+                total=None if status.notes_pending else status.chunks or None,
+            )
     return status
 
 
@@ -146,13 +225,28 @@ def embed_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Embed the notes' chunks for semantic search (only new or changed text; resumable)."""
+    ws = open_workspace(vault, data_dir)
+    run_embedding(ws, data_dir, command="vaultpilot embed", batch=batch, as_json=as_json)
+
+
+def run_embedding(
+    ws: Workspace,
+    data_dir: str | None,
+    *,
+    command: str,
+    batch: int = 32,
+    as_json: bool = False,
+) -> None:
+    """Sync, then embed what is missing (or follow the process that is embedding); ``command``
+    is the program the person ran (``vaultpilot embed``, ``vaultpilot index``): the lock file
+    names it to other processes, and the hints say to run it again with ``data_dir``."""
     from vaultpilot.index.background import EmbedLock, lock_holder
     from vaultpilot.index.semantic import embed_pending, embedding_status, select_embedder
     from vaultpilot.index.sync import sync_vault
 
-    ws = open_workspace(vault, data_dir)
     embedder = select_embedder()
-    lock = EmbedLock(ws.db_path, "vaultpilot embed")
+    again = rerun(command, ws, data_dir)
+    lock = EmbedLock(ws.db_path, command)
     with index_connection(ws) as conn, StopOnInterrupt() as stop, lock:
         sync_vault(conn, ws.vault)
         followed = ""
@@ -168,7 +262,8 @@ def embed_cmd(
             status = follow(conn, ws.db_path, stop, quiet=as_json)
             if stop.requested.is_set():
                 err_console.print(
-                    f"stopped watching: {embedding_line(status, holder)}", soft_wrap=True
+                    f"stopped watching: {embedding_line(status, holder, command=None)}",
+                    soft_wrap=True,
                 )
                 raise typer.Exit(_INTERRUPTED)
             if status.complete:
@@ -176,8 +271,11 @@ def embed_cmd(
                 return
             time.sleep(0.05)  # the holder stopped early: take over
 
-        with _bar("embedding", quiet=as_json) as bar:
-            task = bar.add_task("chunks", total=None)
+        pending = embedding_status(conn).notes_pending
+        with _bar(quiet=as_json) as bar:
+            # Chunking comes first and reports nothing until it ends: say so, not "0/?".
+            task = bar.add_task(_chunking(pending) if pending else "embedding", total=None)
+            bar.refresh()
 
             def progress(done: int, total: int) -> None:
                 if done == 0 and total and not as_json:
@@ -185,7 +283,7 @@ def embed_cmd(
                     # terminal it goes above the bar (same console), never into its line.
                     line = f"embedding {total} chunks with {embedder.model_name}"
                     (bar.console if bar.live.is_started else err_console).print(line)
-                bar.update(task, completed=done, total=total)
+                bar.update(task, description="embedding", completed=done, total=total)
 
             report = embed_pending(
                 conn,
@@ -202,6 +300,7 @@ def embed_cmd(
                     "model": report.model,
                     "model_changed": report.model_changed,
                     "notes_chunked": report.notes_chunked,
+                    "notes_pending": status.notes_pending,
                     "embedded_now": report.embedded,
                     "chunks": status.chunks,
                     "chunks_embedded": status.embedded,
@@ -226,12 +325,12 @@ def embed_cmd(
             done = f"[green]chunked[/] {chunked}; their text was already embedded with {model}"
         if not (report.embedded or report.notes_chunked or report.model_changed):
             done = "nothing new to embed"
-        line = embedding_line(status, hint=not report.stopped)
+        line = embedding_line(status, command=None if report.stopped else again)
         console.print(f"{done}; {escape(line)}", soft_wrap=True)
     if report.stopped:
         err_console.print(
-            f"stopped: {status.embedded} of {status.chunks} chunks embedded. Run "
-            "`vaultpilot embed` again to resume; keyword search works meanwhile.",
+            f"stopped: {embedding_line(status, command=None)}. Run `{again}` again to "
+            "resume; keyword search works meanwhile.",
             soft_wrap=True,
         )
         raise typer.Exit(_INTERRUPTED)
@@ -253,5 +352,5 @@ def _print_followed(status: EmbeddingStatus, holder: str, *, as_json: bool) -> N
             )
         )
     else:
-        line = escape(embedding_line(status))
+        line = escape(embedding_line(status, command=None))
         console.print(f"[green]embedded[/] by {escape(holder)}: {line}", soft_wrap=True)

@@ -6,12 +6,11 @@ import json
 import re
 import sqlite3
 from dataclasses import asdict
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -19,6 +18,7 @@ from vaultpilot.cli.common import (
     DataDirOpt,
     JsonOpt,
     VaultOpt,
+    Workspace,
     console,
     handle_errors,
     index_connection,
@@ -63,6 +63,7 @@ def index_cmd(
 ) -> None:
     """Bring the index up to date with the vault (only changed notes are parsed again), then
     embed the new and changed notes for semantic search (resumable; --no-embed skips it)."""
+    from vaultpilot.cli.embed_cmds import CountColumn, rerun, run_embedding
     from vaultpilot.errors import SetupError
     from vaultpilot.index.semantic import select_embedder
     from vaultpilot.index.sync import sync_vault
@@ -74,7 +75,7 @@ def index_cmd(
         Progress(
             TextColumn("[bold]indexing"),
             BarColumn(),
-            MofNCompleteColumn(),
+            CountColumn(),
             TimeElapsedColumn(),
             console=console,
             transient=True,
@@ -100,8 +101,9 @@ def index_cmd(
             f"[yellow]warning[/]: {escape(str(ws.vault))} holds no notes (.md files). Is it the "
             "vault you meant? Name another with --vault PATH."
         )
+    embed_later = rerun("vaultpilot embed", ws, data_dir)
     if kept:
-        again = "`vaultpilot embed` chunks" if no_embed else "the embedding pass below chunks"
+        again = f"`{escape(embed_later)}` chunks" if no_embed else "the embedding pass below chunks"
         console.print(
             f"[green]kept[/] {plural(kept, 'embedding')}: {again} the notes again and reuses them "
             "for every unchanged chunk (nothing is embedded twice).",
@@ -114,13 +116,11 @@ def index_cmd(
     except SetupError as err:
         console.print(
             f"[yellow]not embedded[/]: {escape(err.message)} Semantic search ranks by keywords "
-            "until the notes are embedded (`vaultpilot embed`).",
+            f"until the notes are embedded (`{escape(embed_later)}`).",
             soft_wrap=True,
         )
         return
-    from vaultpilot.cli.embed_cmds import embed_cmd
-
-    embed_cmd(vault=vault, data_dir=data_dir)
+    run_embedding(ws, data_dir, command="vaultpilot index")
 
 
 @handle_errors
@@ -175,9 +175,12 @@ def search_cmd(
     console.print(Text(shown + (f" ({within})" if within else "") + ", best first", "dim"))
 
 
-def _vectors_line(conn: sqlite3.Connection, emb: EmbeddingStatus, holder: str | None) -> str:
-    """``status``'s vectors line; after ``index --rebuild`` (notes to chunk again, their
-    vectors kept) it says the embeddings are there, not "nothing embedded yet"."""
+def _vectors_line(
+    conn: sqlite3.Connection, emb: EmbeddingStatus, holder: str | None, *, hint: str
+) -> str:
+    """``status``'s vectors line, ending with ``hint`` (the command to run) when nobody embeds;
+    after ``index --rebuild`` (notes to chunk again, their vectors kept) it says the embeddings
+    are there, not "nothing embedded yet"."""
     from vaultpilot.cli.embed_cmds import embedding_line
     from vaultpilot.index.vectors import stored_count
 
@@ -185,11 +188,13 @@ def _vectors_line(conn: sqlite3.Connection, emb: EmbeddingStatus, holder: str | 
     if stored > emb.embedded and emb.chunks == 0 and holder is None:
         return (
             f"{plural(emb.notes_pending, 'note')} to chunk again, {plural(stored, 'embedding')} "
-            "kept for their unchanged text; run `vaultpilot embed` (nothing is embedded twice)"
+            f"kept for their unchanged text; run `{hint}` (nothing is embedded twice)"
         )
-    line = embedding_line(emb, holder)
+    line = embedding_line(emb, holder, command=None)
     if stored > emb.embedded:
         line += f" ({plural(stored - emb.embedded, 'stored embedding')} kept for unchanged text)"
+    if holder is None and not emb.complete:
+        line += f"; run `{hint}`"
     return line
 
 
@@ -306,7 +311,7 @@ def status_cmd(
     ] = False,
 ) -> None:
     """Notes on disk against the index: stale files, frontmatter errors, vectors, size."""
-    from vaultpilot.cli.embed_cmds import StopOnInterrupt, embedding_line, follow
+    from vaultpilot.cli.embed_cmds import StopOnInterrupt, embedding_line, follow, rerun
     from vaultpilot.index.background import lock_holder
     from vaultpilot.index.semantic import embedding_status
     from vaultpilot.index.status import index_status
@@ -331,19 +336,27 @@ def status_cmd(
                 )
             )
             return
-        _status_lines(ws.vault, ws.db_path, st, _vectors_line(conn, emb, holder))
+        embed = rerun("vaultpilot embed", ws, data_dir)
+        vectors = _vectors_line(conn, emb, holder, hint=embed)
+        _status_lines(ws, st, vectors, index_again=rerun("vaultpilot index", ws, data_dir))
         if not watch:
             return
         if holder is None:
             if not emb.complete:
-                console.print("nobody is embedding this index; run `vaultpilot embed`")
+                # The vectors line above gives the command in full, with --vault.
+                console.print(
+                    "nobody is embedding this index; run `vaultpilot embed` as said above",
+                    soft_wrap=True,
+                )
             return
         with StopOnInterrupt("stopped watching") as stop:
             emb = follow(conn, ws.db_path, stop)
-    console.print(f"[bold]vectors[/] {escape(embedding_line(emb, lock_holder(ws.db_path)))}")
+    line = embedding_line(emb, lock_holder(ws.db_path), command=embed)
+    console.print(f"[bold]vectors[/] {escape(line)}", soft_wrap=True)
 
 
-def _status_lines(vault: Path, db_path: Path, st: IndexStatus, vectors: str) -> None:
+def _status_lines(ws: Workspace, st: IndexStatus, vectors: str, *, index_again: str) -> None:
+    vault, db_path = ws.vault, ws.db_path
     console.print(f"[bold]vault[/]   {escape(str(vault))}")
     console.print(f"[bold]index[/]   {escape(str(db_path))} ({st.db_bytes / 1024:.0f} KiB)")
     console.print(
@@ -357,7 +370,8 @@ def _status_lines(vault: Path, db_path: Path, st: IndexStatus, vectors: str) -> 
     else:
         console.print(
             f"[yellow]stale[/]: {len(st.stale_added)} new, {len(st.stale_changed)} changed, "
-            f"{len(st.stale_deleted)} deleted; run `vaultpilot index`"
+            f"{len(st.stale_deleted)} deleted; run `{escape(index_again)}`",
+            soft_wrap=True,
         )
         stale = [*st.stale_added, *st.stale_changed, *st.stale_deleted]
         for p in stale[:20]:
