@@ -28,7 +28,7 @@ def search(embedded: Embedded, text: str) -> list[str]:
     return [h.path for h in result.hits]
 
 
-@pytest.mark.parametrize("query", ["xyzzy plugh frobozz", "quantum physics"])
+@pytest.mark.parametrize("query", ["xyzzy plugh frobozz", "quantum physics", "the", "what is it"])
 def test_a_query_without_an_answer_returns_nothing(embedded: Embedded, query: str) -> None:
     assert search(embedded, query) == []
 
@@ -110,3 +110,14 @@ def test_find_related_uses_the_same_scale(tool_context: ToolContext) -> None:
     first = result["results"][0]
     assert first["path"] == "Meetings/Architecture Review 2025-10-16.md"
     assert first["relevance"] >= 0.9  # linked both ways: near certain, not "1.0 by scaling"
+
+
+def test_no_notes_found_suggests_the_query_s_own_words(tool_context: ToolContext) -> None:
+    params = QueryVaultParams.model_validate(
+        {"queryType": "semantic_search", "query": "what is my blood type"}
+    )
+    result = obsidian_query_vault(tool_context, params)
+    assert result["results"] == []
+    assert (
+        "'blood' or 'type'" in result["suggestion"] or "'type' or 'blood'" in result["suggestion"]
+    )

@@ -8,6 +8,7 @@ import shutil
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -236,7 +237,7 @@ def test_a_note_that_is_a_symbolic_link_is_named_as_one(bare: ToolContext, tmp_p
     outside = tmp_path / "outside.md"
     outside.write_text("secret\n", encoding="utf-8")
     (bare.root / "linknote.md").symlink_to(outside)
-    calls = [
+    calls: list[dict[str, Any]] = [
         {"operation": "append_note", "content": "x"},
         {"operation": "update_note", "content": "x"},
         {"operation": "delete_note", "confirmDestructive": True},

@@ -42,7 +42,7 @@ from typing import Literal
 from vaultpilot.index.doclists import Frequency
 from vaultpilot.index.embedding.base import Embedder, EmbeddingModelMissing, EmbeddingServiceError
 from vaultpilot.index.keyword_side import KeywordHit, coverage, keyword_side
-from vaultpilot.index.search import keyword_snippets, note_filter_ids
+from vaultpilot.index.search import keyword_snippets, note_filter_ids, only_stop_words
 from vaultpilot.index.vectors import ChunkMatch, ModelInfo, VectorCache, VectorIndex
 
 __all__ = [
@@ -243,6 +243,29 @@ def _add_graph(
     _rrf(ranked, fusion.graph, fusion.k, fused)
 
 
+def _word_evidence(
+    conn: sqlite3.Connection,
+    text: str,
+    order: list[int],
+    kw_rank: dict[int, tuple[int, KeywordHit]],
+    fusion: Fusion,
+    seek: int,
+    frequencies: dict[str, Frequency],
+) -> dict[int, tuple[float, float]]:
+    """``coverage`` of the candidates, the notes whose title holds every word looked at first."""
+    every_word = [fid for fid, (_, hit) in kw_rank.items() if hit.all_words]
+    titled = [fid for fid, (_, hit) in kw_rank.items() if hit.titled and fid in set(order)]
+    return coverage(
+        conn,
+        text,
+        titled + [fid for fid in order if fid not in set(titled)],
+        stem=fusion.stem,
+        holds_all=every_word,
+        seek=seek,
+        frequencies=frequencies,
+    )
+
+
 def _words_are_a_match(
     probability: dict[int, float],
     kw_rank: dict[int, tuple[int, KeywordHit]],
@@ -363,25 +386,16 @@ def hybrid_search(
     # Calibrated relevance of every candidate; with vectors, the unlikely ones are dropped.
     # Words held: a common word is looked up only in the notes that can still be shown (the
     # rest keep their rare-word evidence), so the cost does not grow with the vault.
-    every_word = [fid for fid, (_, hit) in kw_rank.items() if hit.all_words]
+    wordless = only_stop_words(text)  # held by nearly every note: no evidence of a match
     held: dict[int, tuple[float, float]] = {}
-    if mode != "vector":
-        titled = [fid for fid, (_, hit) in kw_rank.items() if hit.titled and fid in fused]
-        held = coverage(
-            conn,
-            text,
-            titled + [fid for fid in order if fid not in set(titled)],  # titles always seen
-            stem=fusion.stem,
-            holds_all=every_word,
-            seek=limit + 10,
-            frequencies=frequencies,
-        )
+    if mode != "vector" and not wordless:
+        held = _word_evidence(conn, text, order, kw_rank, fusion, limit + 10, frequencies)
     calibrated = index is not None and (mode == "vector" or bool(cosines))
     probability = {
         fid: relevance(cosines.get(fid) if calibrated else None, *held.get(fid, (0.0, 0.0)))
         for fid in order
     }
-    _words_are_a_match(probability, kw_rank, held, fusion.threshold)
+    _words_are_a_match(probability, {} if wordless else kw_rank, held, fusion.threshold)
     if fusion.evidence > 0 and calibrated:  # the evidence itself, as a third ranking
         ranked = sorted(order, key=lambda fid: -_evidence(cosines.get(fid), held.get(fid)))
         _rrf(ranked, fusion.evidence, fusion.k, fused)

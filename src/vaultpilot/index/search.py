@@ -108,6 +108,13 @@ def content_words(text: str) -> list[str]:
     return kept or words
 
 
+def only_stop_words(text: str) -> bool:
+    """Whether every word of the query is a stop word ("the", "not and or"): its words say
+    nothing about which note is meant."""
+    words = query_words(text)
+    return bool(words) and all(w.lower() in _STOP for w in words)
+
+
 def fts_query(text: str) -> str:
     """Turn free text into a safe FTS5 expression: every word (or "quoted phrase") must occur."""
     parts: list[str] = []

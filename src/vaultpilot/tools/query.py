@@ -17,7 +17,7 @@ from typing import assert_never
 from vaultpilot.errors import InvalidArgumentError, NotFoundError
 from vaultpilot.index.lookup import folder_note_counts, notes_in_folder, tag_in_use, tags_like
 from vaultpilot.index.metadata import NoteFilter, find_notes, page_notes
-from vaultpilot.index.search import query_words
+from vaultpilot.index.search import content_words
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.filters import add_note_dates, describe_filters, note_filter
 from vaultpilot.tools.models import QueryVaultParams
@@ -60,7 +60,7 @@ def _allowed(ctx: ToolContext, filt: NoteFilter | None) -> frozenset[str] | None
 
 
 def _broader(query: str) -> str:
-    words = query_words(query)
+    words = content_words(query)  # "blood" or "type", not "what" or "is"
     if len(words) > 1:
         picks = " or ".join(f"'{w}'" for w in sorted(words, key=len, reverse=True)[:2])
         return f"Try broader terms like {picks}, or check spelling."
