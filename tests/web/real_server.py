@@ -40,6 +40,19 @@ class RealServer:
         return str(reply.json()["url"])
 
 
+def settings_for(
+    vault: Path, data: Path, *, port: int = 0, background_embedding: bool = False
+) -> ServerSettings:
+    """The settings ``real_server`` serves ``vault`` with (the vault's id is ``vault``)."""
+    return ServerSettings(
+        vaults={"vault": vault},
+        data_root=data,
+        shell=ShellPolicy(),
+        background_embedding=background_embedding,
+        port=port,
+    )
+
+
 @contextmanager
 def real_server(
     vault: Path,
@@ -48,9 +61,11 @@ def real_server(
     *,
     ask: tuple[str, ...] = (),
     deny: tuple[str, ...] = (),
+    background_embedding: bool = False,
 ) -> Iterator[RealServer]:
     """Serve ``vault``; ``turns`` scripts the model (None: no model is configured); ``ask`` and
-    ``deny`` add approval rules ("tool.operation") to the defaults."""
+    ``deny`` add approval rules ("tool.operation") to the defaults. The background embedder is
+    off unless ``background_embedding`` (its index is ``settings_for(vault, data).index_db``)."""
     scripted = ScriptedModelServer(turns).start() if turns is not None else None
     model = config = None
     if scripted is not None:
@@ -61,13 +76,7 @@ def real_server(
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    settings = ServerSettings(
-        vaults={"vault": vault},
-        data_root=data,
-        shell=ShellPolicy(),
-        background_embedding=False,
-        port=port,
-    )
+    settings = settings_for(vault, data, port=port, background_embedding=background_embedding)
     app = create_app(settings, model=model, agent_config=config)
     server = uvicorn.Server(
         uvicorn.Config(app, log_level="warning", ws="websockets-sansio", lifespan="on")

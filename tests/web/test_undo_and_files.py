@@ -30,6 +30,26 @@ BULK = ScriptedCall(
 )
 
 
+# The first visible character of each line of a run summary (its list of notes left out): a
+# character lower than the one before it by more than half a line begins a new line.
+_LINE_STARTS = """(root) => {
+  const starts = []; let top = null;
+  const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    if (n.parentElement.closest('.changed')) continue;
+    for (let i = 0; i < n.data.length; i++) {
+      if (/\\s/.test(n.data[i])) continue;
+      const r = document.createRange(); r.setStart(n, i); r.setEnd(n, i + 1);
+      const box = r.getClientRects()[0];
+      if (!box) continue;
+      if (top === null || box.top > top + 8) starts.push(n.data[i]);
+      top = box.top;
+    }
+  }
+  return starts;
+}"""
+
+
 def _hashes(root: Path) -> dict[str, str]:
     return {
         p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
@@ -64,7 +84,7 @@ def test_approve_some_files_then_undo_the_run(
         assert (example_vault / "Home.md").read_bytes() == home
         shot(page, "undo-02-run-done")
         summary.get_by_role("button", name="Undo").click()
-        expect(summary.get_by_role("status")).to_have_text(" · Undone: restored 1 note")
+        expect(summary.get_by_role("status")).to_have_text("Undone: restored 1 note")
         expect(summary.get_by_role("button", name="Undo")).to_have_count(0)
         # Said in the summary where the person clicked: no banner over the conversation.
         expect(page.locator(".banner")).to_have_count(0)
@@ -74,5 +94,11 @@ def test_approve_some_files_then_undo_the_run(
         expect(changed).to_contain_text(f"{NOTE} (undone)")
         expect(changed.get_by_role("link")).to_have_count(0)
         shot(page, "undo-03-undone")
+        # Narrow, the summary wraps: no line of it begins with a "·" separator.
+        page.set_viewport_size({"width": 360, "height": 800})
+        starts = summary.evaluate(_LINE_STARTS)
+        shot(page, "undo-04-undone-narrow")
+        assert len(starts) > 2, starts  # it did wrap
+        assert "·" not in starts, starts
     assert _hashes(example_vault) == before
     assert page.page_errors == []

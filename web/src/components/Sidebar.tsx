@@ -4,6 +4,7 @@
  * semantic_search tool over the same connection; a result opens a read-only preview of the note).
  */
 
+import type { ComponentChild } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { Connection } from "../connection";
 import { renderMarkdown } from "../markdown";
@@ -85,7 +86,7 @@ export function Coverage({ info }: { info: EmbeddingInfo }) {
             ? `Semantic search: not embedded yet${pending}${working}; search ranks by keywords meanwhile`
             : "Semantic search: nothing to embed yet"}
         </span>
-        {info.problem && <span class="warn">{info.problem}</span>}
+        <Problem info={info} />
       </div>
     );
   }
@@ -98,9 +99,26 @@ export function Coverage({ info }: { info: EmbeddingInfo }) {
         {working}
         {pending}
       </span>
-      {info.problem && <span class="warn">{info.problem}</span>}
+      <Problem info={info} />
     </div>
   );
+}
+
+/** Why coverage is not moving. Another process embedding ("busy") is how things should be, not
+ * a fault: said in muted words, naming the program the server reports as the lock's holder. */
+function Problem({ info }: { info: EmbeddingInfo }) {
+  if (!info.problem) return null;
+  if (info.state !== "busy") return <span class="warn">{info.problem}</span>;
+  return <span class="muted embed-busy">{busyLine(info.problem)}</span>;
+}
+
+/** "another process is embedding (pid 12, vaultpilot index)" → "`vaultpilot index` (pid 12) is
+ * embedding; this server follows". Any other wording is shown as the server gave it. */
+function busyLine(problem: string): ComponentChild {
+  const named = /^another process is embedding \((pid \d+), (.+)\)$/.exec(problem);
+  if (named) return <><code>{named[2]}</code> ({named[1]}) is embedding; this server follows</>;
+  if (/^another process is embedding\b/.test(problem)) return "Another process is embedding; this server follows";
+  return problem;
 }
 
 interface Hit {
@@ -115,6 +133,12 @@ function VaultSearch({ connection, vault, name }: { connection: Connection; vaul
   const [hits, setHits] = useState<Hit[]>([]);
   const [message, setMessage] = useState("");
   const [preview, setPreview] = useState<null | { path: string; text: string }>(null);
+  // A hit whose note was moved or deleted since the search: said here, and the search run again
+  // (``rerun``) without the paths known to be gone, until the words change.
+  const [notice, setNotice] = useState("");
+  const [rerun, setRerun] = useState(0);
+  const gone = useRef<Set<string>>(new Set());
+  const input = useRef<HTMLInputElement>(null);
   const ticket = useRef(0);
   const opener = useRef<HTMLElement | null>(null);
   const close = useRef<HTMLButtonElement>(null);
@@ -137,6 +161,11 @@ function VaultSearch({ connection, vault, name }: { connection: Connection; vaul
   }, [preview]);
 
   useEffect(() => {
+    gone.current = new Set();
+    setNotice("");
+  }, [query, vault]);
+
+  useEffect(() => {
     const q = query.trim();
     if (!q) {
       setHits([]);
@@ -152,32 +181,44 @@ function VaultSearch({ connection, vault, name }: { connection: Connection; vaul
       setHits(rows.filter(isObject).map((r) => ({
         path: String(r["path"] ?? ""), title: String(r["title"] ?? r["path"] ?? ""),
         excerpt: String(r["excerpt"] ?? ""), relevance: Number(r["relevance"] ?? 0),
-      })));
+      })).filter((hit) => !gone.current.has(hit.path)));
       // The tool's own hint is for the model (filters it can pass); a person refines the words.
       const total = typeof result["totalFound"] === "number" ? result["totalFound"] : rows.length;
       const more = total > rows.length ? `Showing ${rows.length} of ${total}: refine the words to narrow it.` : "";
       setMessage(reply.error?.message ?? (rows.length === 0 ? "No notes found." : more));
     }, 200);
     return () => window.clearTimeout(t);
-  }, [query, vault]);
+  }, [query, vault, rerun]);
 
-  const open = async (path: string, from: HTMLElement) => {
+  const open = async (hit: Hit, from: HTMLElement) => {
     opener.current = from;
-    const reply = await connection.send("obsidian_get_context", { contextType: "read_note", target: path, responseFormat: "detailed", VaultID: vault });
+    const reply = await connection.send("obsidian_get_context", { contextType: "read_note", target: hit.path, responseFormat: "detailed", VaultID: vault });
+    if (reply.error?.code === "not_found") {
+      // The tool's message is advice for the model (which tool to call next); a person needs to
+      // know the list is out of date. The hit goes, and the search runs again (a moved note
+      // comes back under its new path).
+      gone.current.add(hit.path);
+      setHits((list) => list.filter((h) => h.path !== hit.path));
+      setNotice(`“${hit.title}” was moved or deleted since the search; searching again.`);
+      setRerun((n) => n + 1);
+      input.current?.focus();
+      return;
+    }
     const result = isObject(reply.result) ? reply.result : {};
     const note = isObject(result["primaryNote"]) ? result["primaryNote"] : {};
-    setPreview({ path, text: typeof note["content"] === "string" ? note["content"] : reply.error?.message ?? "This note could not be read." });
+    setPreview({ path: hit.path, text: typeof note["content"] === "string" ? note["content"] : reply.error?.message ?? "This note could not be read." });
   };
 
   return (
     <section class="search" aria-labelledby="search-title">
       <h2 id="search-title">Search the vault</h2>
-      <input type="search" aria-label="Search the vault" placeholder="Works without a model" value={query} onInput={(e) => setQuery((e.currentTarget as HTMLInputElement).value)} />
+      <input ref={input} type="search" aria-label="Search the vault" placeholder="Works without a model" value={query} onInput={(e) => setQuery((e.currentTarget as HTMLInputElement).value)} />
+      <p class="search-notice" role="status">{notice}</p>
       {message && <p class="muted">{message}</p>}
       <ul class="hits">
         {hits.map((hit) => (
           <li key={hit.path}>
-            <button type="button" onClick={(e) => void open(hit.path, e.currentTarget as HTMLElement)}>
+            <button type="button" onClick={(e) => void open(hit, e.currentTarget as HTMLElement)}>
               <span class="title">{hit.title}</span>{" "}
               <span class="hit-row">
                 <span class="path">{hit.path}</span>{" "}

@@ -546,6 +546,10 @@ function Working({ run, status }: { run: Run; status: string }) {
   );
 }
 
+/** The run summary's separator: a no-break space before the dot keeps it on the line of the
+ * figure it follows. */
+const DOT = "\u00a0· ";
+
 function RunSummary({ run, vault, actions, canUndo }: { run: Run; vault: string; actions: Actions; canUndo: boolean }) {
   const [undoing, setUndoing] = useState(false);
   const [told, setTold] = useState("");
@@ -555,10 +559,14 @@ function RunSummary({ run, vault, actions, canUndo }: { run: Run; vault: string;
   return (
     <section class={`summary summary-${f.reason}`} aria-label="Run summary">
       <div class="summary-line">
-        <span>{f.message}</span>
-        {/step/i.test(f.message) ? "" : ` · ${f.steps} step${f.steps === 1 ? "" : "s"}`} · {fmtTokens(run.totalTokens)} tokens
-        {run.costUsd !== null && ` · ${fmtCost(run.costUsd)}`} · {fmtElapsed(elapsed)} · {run.changed.length} note
-        {run.changed.length === 1 ? "" : "s"} changed
+        {/* One run of text, each "·" tied to the word before it (no-break space), so a wrapped
+            line never begins with one. */}
+        <span>
+          <span class="summary-message">{f.message}</span>
+          {/step/i.test(f.message) ? "" : `${DOT}${f.steps} step${f.steps === 1 ? "" : "s"}`}{DOT}{fmtTokens(run.totalTokens)} tokens
+          {run.costUsd !== null && `${DOT}${fmtCost(run.costUsd)}`}{DOT}{fmtElapsed(elapsed)}{DOT}{run.changed.length} note
+          {run.changed.length === 1 ? "" : "s"} changed
+        </span>
         {(f.undo || canUndo) && run.changed.length > 0 && !run.undone && (
           <button
             type="button"
@@ -574,8 +582,9 @@ function RunSummary({ run, vault, actions, canUndo }: { run: Run; vault: string;
             Undo
           </button>
         )}
-        {run.undone && <span class="undone" role="status"> · Undone{told ? `: ${told}` : ""}</span>}
       </div>
+      {/* A line of its own: inside the wrapping line above it began a line with a stray "·". */}
+      {run.undone && <p class="undone" role="status">Undone{told ? `: ${told}` : ""}</p>}
       {run.changed.length > 0 && <ChangedList run={run} vault={vault} />}
     </section>
   );
