@@ -369,6 +369,42 @@ class Journal:
                 standing[str(target)] = (str(set_id), first)
         return standing
 
+    def moved_since(self, change_set: ChangeSet, paths: Sequence[str]) -> dict[str, str]:
+        """Which of ``paths`` a later change set of the vault moved or deleted (the path, or a
+        folder above it): path -> the id of the first such set. Empty when none did."""
+        wanted = {p: {p, *_parents([p])} for p in paths}
+        names = sorted(set().union(*wanted.values())) if wanted else []
+        if not names:
+            return {}
+        marks = ",".join("?" * len(names))
+        with self._guard:
+            try:
+                rows = (
+                    self._db()
+                    .execute(
+                        "SELECT f.set_id, f.path_before FROM file_changes f"  # noqa: S608
+                        " JOIN change_sets s ON s.id = f.set_id WHERE s.vault = ? AND s.rowid >"
+                        " (SELECT rowid FROM change_sets WHERE id = ?) AND s.undo_of IS NULL"
+                        " AND f.path_before IN ("
+                        + marks
+                        + ") AND f.path_after IS NOT f.path_before"
+                        " ORDER BY f.rowid",
+                        (change_set.vault, change_set.id, *names),
+                    )
+                    .fetchall()
+                )
+            except sqlite3.Error as exc:
+                raise self._fail("read", exc) from None
+        first: dict[str, str] = {}
+        for set_id, before in rows:
+            first.setdefault(str(before), str(set_id))
+        out: dict[str, str] = {}
+        for path, names_of in wanted.items():
+            found = [first[n] for n in names_of if n in first]
+            if found:
+                out[path] = found[0]
+        return out
+
     def undone_by(self, vault: str, set_id: str) -> ChangeSet | None:
         """The change set that undid ``set_id`` and still stands, or None."""
         undoer = self.get(vault, set_id).undone_by

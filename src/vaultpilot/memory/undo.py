@@ -59,7 +59,7 @@ from vaultpilot.memory.journal import (
     note,
 )
 from vaultpilot.vault import files, trash
-from vaultpilot.wording import plural
+from vaultpilot.wording import plural, were
 
 __all__ = ["UndoReport", "already_undone", "revert", "undo"]
 
@@ -241,6 +241,21 @@ def _listed(paths: list[str]) -> str:
     return ", ".join(paths[:10]) + (" …" if len(paths) > 10 else "")
 
 
+def _moved_away(
+    change_set: ChangeSet, changed: list[str], lost: list[str], moved: dict[str, str]
+) -> StaleVersionError | None:
+    """When every file changed since was moved or deleted by later change sets (``moved``:
+    path -> that set's id), the refusal names them: they are to be undone first."""
+    if not changed or lost or not set(changed) <= set(moved):
+        return None
+    sets = " and ".join(sorted(set(moved.values())))
+    return StaleVersionError(
+        f"{plural(len(changed), 'file')} of change set {change_set.id}{_earlier(change_set)} "
+        f"{were(len(changed))} moved or deleted since by change set {sets} "
+        f"({_listed(changed)}), so nothing was undone. Undo {sets} first, then this one."
+    )
+
+
 def _refused(change_set: ChangeSet, changed: list[str], lost: list[str]) -> StaleVersionError:
     """Why an undo without skip_changed wrote nothing: files changed since, or items gone from
     the trash with no stored bytes (never called "changed")."""
@@ -267,9 +282,14 @@ def undo(root: Path, journal: Journal, change_set: ChangeSet, *, skip_changed: b
     report = UndoReport()
     changes = change_set.remaining
     todo, changed, lost = _standing(root, changes, report)
+    blocked = (changed or lost) and not skip_changed
+    if blocked or ((changed or lost) and not any(c.kind != "mkdir" for c in todo)):
+        moved = _moved_away(change_set, changed, lost, journal.moved_since(change_set, changed))
+        if moved is not None:
+            raise moved
     if (changed or lost) and not any(c.kind != "mkdir" for c in todo):
         raise _nothing_left(change_set, changed, lost)
-    if (changed or lost) and not skip_changed:
+    if blocked:
         raise _refused(change_set, changed, lost)
     befores = {
         c.seq: journal.blob(c.hash_before, c.path_before or "")
