@@ -95,22 +95,11 @@ def embedding_line(
     """One line for ``vaultpilot status`` and the end of ``embed``/``index``: coverage, who is
     embedding, and ``command`` to run when nobody is (None: no hint).
 
-    Notes still to chunk lead the line and no percentage is given then: their chunks are not
-    counted yet, so "40 of 40 chunks (100%)" would read as done while notes wait.
+    The coverage words are ``index.background.coverage_words`` (the server's line too).
     """
-    if status.notes_pending:
-        line = f"{plural(status.notes_pending, 'note')} still to chunk and embed"
-        if status.chunks:
-            line += f"; {status.embedded} of {status.chunks} chunks of the other notes embedded"
-        else:
-            line += "; nothing embedded yet"
-    elif status.chunks == 0:
-        line = "nothing embedded yet"
-    else:
-        share = 100 * status.embedded / status.chunks
-        # Rounded down, so a few chunks left never show as 100%.
-        shown = f"{share:.0f}%" if status.complete else f"{min(share, 99.0):.0f}%"
-        line = f"{status.embedded} of {status.chunks} chunks embedded ({shown})"
+    from vaultpilot.index.background import coverage_words
+
+    line = coverage_words(status)
     if holder is not None and not status.complete:
         line += f"; being embedded by {holder}"
     elif command and not status.complete:

@@ -22,7 +22,7 @@ import os
 import socket
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -30,9 +30,6 @@ from rich.markup import escape
 from vaultpilot.cli.common import DataDirOpt, console, err_console, handle_errors
 from vaultpilot.errors import SetupError, map_os_errors
 from vaultpilot.locations import data_root
-
-if TYPE_CHECKING:
-    from vaultpilot.server.settings import ServerSettings
 
 __all__ = ["register"]
 
@@ -154,31 +151,6 @@ def _login_link(url: str, key: str) -> str:
     return link
 
 
-_SERVER_EMBEDS = "embedding the rest in the background"
-
-
-def _name_the_embedder(lines: list[str], settings: ServerSettings) -> list[str]:
-    """The banner's coverage line says this server embeds the rest. When another process holds
-    the embedding lock (a `vaultpilot index` or `vaultpilot embed` already running), name it
-    instead: this server only follows it, and takes over if it stops before the end."""
-    from vaultpilot.index.background import lock_holder
-
-    out = list(lines)
-    for vid in settings.vaults:
-        holder = lock_holder(settings.index_db(vid))
-        if holder is None or holder.startswith(f"pid {os.getpid()},"):
-            continue
-        where = "" if len(settings.vaults) == 1 else f' in "{vid}"'
-        follows = f"being embedded by {holder}; this server follows, and takes over if it stops"
-        out = [
-            line.replace(_SERVER_EMBEDS, follows)
-            if line.startswith(f"  semantic search{where}:")
-            else line
-            for line in out
-        ]
-    return out
-
-
 def register(app: typer.Typer) -> None:
     """Add ``serve``, ``open`` and ``key show|rotate`` to ``app``."""
     key_app = typer.Typer(help="The server's API key.", no_args_is_help=True)
@@ -262,8 +234,6 @@ def register(app: typer.Typer) -> None:
                 coverage={vid: read_coverage(settings.index_db(vid)) for vid in settings.vaults},
             )
         )
-        if settings.background_embedding:
-            lines = _name_the_embedder(lines, settings)
         # Made before the banner: it reconfigures logging, which a Ctrl+C pressed as soon as
         # "Press Ctrl+C to stop" shows must not interrupt halfway (a traceback, not "stopped").
         config_ = uvicorn.Config(

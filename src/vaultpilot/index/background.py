@@ -382,6 +382,24 @@ class BackgroundEmbedder:
         return not report.stopped
 
 
+def coverage_words(status: EmbeddingStatus) -> str:
+    """How much is embedded, e.g. "120 of 300 chunks embedded (40%)". Notes still to chunk lead
+    and no percentage is given then: their chunks are not counted yet, so "40 of 40 chunks
+    (100%)" would read as done while notes wait; a few chunks left never round up to 100%."""
+    if status.notes_pending:
+        notes = "note" if status.notes_pending == 1 else "notes"
+        line = f"{status.notes_pending} {notes} still to chunk and embed"
+        if status.chunks:
+            other = f"{status.embedded} of {status.chunks} chunks of the other notes embedded"
+            return f"{line}; {other}"
+        return line + "; nothing embedded yet"
+    if status.chunks == 0:
+        return "nothing embedded yet"
+    share = 100 * status.embedded / status.chunks
+    shown = f"{share:.0f}%" if status.complete else f"{min(share, 99.0):.0f}%"
+    return f"{status.embedded} of {status.chunks} chunks embedded ({shown})"
+
+
 def describe_coverage(
     status: EmbeddingStatus, progress: EmbedProgress | None = None, holder: str | None = None
 ) -> str:
@@ -391,13 +409,7 @@ def describe_coverage(
     the index (``lock_holder``). E.g. "120 of 300 chunks embedded (40%); embedding in the
     background, 85 chunks/s".
     """
-    if status.chunks == 0:
-        line = "nothing embedded yet"
-    else:
-        share = f"{100 * status.embedded / status.chunks:.0f}%"
-        line = f"{status.embedded} of {status.chunks} chunks embedded ({share})"
-    if status.notes_pending:
-        line += f"; {status.notes_pending} notes to chunk"
+    line = coverage_words(status)
     state = progress.state if progress is not None else None
     problem = progress.problem if progress is not None else None
     if state == "embedding" and progress is not None:

@@ -12,6 +12,7 @@ they are).
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from vaultpilot.agent.config import how_to_configure, load_config, require_model
 from vaultpilot.errors import SetupError, VaultpilotError
+from vaultpilot.index.background import lock_holder
 from vaultpilot.index.db import connect
 from vaultpilot.index.lookup import note_count
 from vaultpilot.index.semantic import EmbeddingStatus, embedding_status
@@ -61,6 +63,7 @@ class Coverage:
 
     notes: int  # notes in the index
     status: EmbeddingStatus
+    holder: str | None = None  # another process embedding it now ("pid 12, vaultpilot index")
 
 
 def read_coverage(db_path: Path) -> Coverage | None:
@@ -73,7 +76,10 @@ def read_coverage(db_path: Path) -> Coverage | None:
     except (VaultpilotError, sqlite3.Error):
         return None
     try:
-        return Coverage(note_count(conn), embedding_status(conn))
+        holder = lock_holder(db_path)
+        if holder is not None and holder.startswith(f"pid {os.getpid()},"):
+            holder = None  # this server itself
+        return Coverage(note_count(conn), embedding_status(conn), holder)
     except sqlite3.Error:
         return None
     finally:
@@ -96,6 +102,11 @@ def _coverage_line(coverage: Coverage | None, *, background: bool) -> str:
     elif st.notes_pending:
         notes = "note" if st.notes_pending == 1 else "notes"
         done += f", {st.notes_pending} new or changed {notes} to read"
+    if background and coverage.holder is not None:
+        return (
+            f"{done}; being embedded by {coverage.holder}; this server follows, and takes over "
+            "if it stops"
+        )
     if background:
         return f"{done}; embedding the rest in the background {follow}"
     return f"{done}; `vaultpilot embed` embeds the rest (background embedding is off)"
