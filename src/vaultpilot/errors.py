@@ -13,6 +13,7 @@ model): what went wrong and what to do instead. They never carry a traceback.
     │   ├── AlreadyExistsError      the target exists and nothing is overwritten silently
     │   ├── PathRefusedError        the path leaves the vault or names a protected folder
     │   ├── StaleVersionError       the note changed since the caller read it
+    │   │   └── ConflictKeptError   ... and the change is in, the other text kept beside it
     │   └── ConfirmationRequiredError   a destructive step needs explicit confirmation
     ├── SetupError              the installation or configuration is incomplete (no vault folder,
     │                           no model configured, no embedding model built)
@@ -42,6 +43,7 @@ from contextlib import contextmanager
 __all__ = [
     "AlreadyExistsError",
     "ConfirmationRequiredError",
+    "ConflictKeptError",
     "ExternalError",
     "InternalError",
     "InvalidArgumentError",
@@ -93,6 +95,11 @@ class PathRefusedError(RequestError):
 
 class StaleVersionError(RequestError):
     """The note changed since the caller read it; the caller must read it again."""
+
+
+class ConflictKeptError(StaleVersionError):
+    """The change is in the note, but another program saved it in between, and that text is
+    kept beside it in a conflict copy: the change must not be done again."""
 
 
 class ConfirmationRequiredError(RequestError):

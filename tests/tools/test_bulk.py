@@ -192,3 +192,13 @@ def test_bulk_edits_never_change_a_byte_outside_the_frontmatter(
                     assert split_frontmatter(text).error is None
         finally:
             ctx.conn.close()
+
+
+def test_adding_then_removing_a_tag_gives_the_note_back(ctx: ToolContext) -> None:
+    note = ctx.root / "Plain.md"
+    note.write_text("# Plain\n\nNo properties here.\n", encoding="utf-8")
+    before = note.read_bytes()
+    manage(ctx, operation="bulk_tag", targets=["Plain.md"], metadata={"tags": ["passing"]})
+    assert note.read_text(encoding="utf-8").startswith("---\ntags:")
+    manage(ctx, operation="bulk_tag", targets=["Plain.md"], metadata={"removeTags": ["passing"]})
+    assert note.read_bytes() == before  # no empty --- block left behind

@@ -41,6 +41,7 @@ from typing import assert_never
 
 from vaultpilot.errors import (
     AlreadyExistsError,
+    ConflictKeptError,
     InvalidArgumentError,
     NotFoundError,
     SetupError,
@@ -274,6 +275,8 @@ def _again_if_changed(
     for attempt in range(1, tries + 1):
         try:
             return write()
+        except ConflictKeptError:
+            raise  # the change is in: never done twice
         except StaleVersionError:
             if attempt == tries:
                 raise

@@ -57,6 +57,7 @@ except ImportError:  # Windows: no leases, see _wait_for_writers
 
 from vaultpilot.errors import (
     AlreadyExistsError,
+    ConflictKeptError,
     InvalidArgumentError,
     NotFoundError,
     OSErrorMapping,
@@ -849,7 +850,7 @@ def replace_note(
             with contextlib.suppress(OSError):
                 folder.unlink(old)
         if kept is not None:
-            raise StaleVersionError(
+            raise ConflictKeptError(
                 f"'{rel}' was saved by another program twice while it was being written: this "
                 f"change is in the note, and the text saved in between is kept in "
                 f"'{posixpath.join(posixpath.dirname(rel), kept)}' "

@@ -42,7 +42,12 @@ from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
 
 from vaultpilot.errors import InvalidArgumentError
-from vaultpilot.vault.frontmatter import frontmatter_tags, invalid_list_string, split_frontmatter
+from vaultpilot.vault.frontmatter import (
+    Frontmatter,
+    frontmatter_tags,
+    invalid_list_string,
+    split_frontmatter,
+)
 from vaultpilot.vault.parse import is_valid_tag
 
 __all__ = ["FrontmatterEdit", "edit_frontmatter", "normalize_tag"]
@@ -356,6 +361,16 @@ def _check(
 _MISSING: Any = object()
 
 
+def _with_yaml(text: str, fm: Frontmatter, new_yaml: str) -> str:
+    """``text`` with its frontmatter's YAML replaced by ``new_yaml``: a new block when it had
+    none, and no block at all when the last property went (no empty ``---`` pair is left)."""
+    if fm.end == 0:
+        return "---\n" + new_yaml + "---\n" + text
+    if not new_yaml.strip():
+        return text[fm.end :]
+    return text[: fm.start] + new_yaml + text[fm.start + len(fm.yaml_text) :]
+
+
 def edit_frontmatter(
     text: str,
     *,
@@ -416,10 +431,6 @@ def edit_frontmatter(
     _edit_tags(block, adds, drops, changed)
     if not changed:
         return FrontmatterEdit(text, ())
-    new_yaml = block.render()
-    if present:
-        new_text = text[: fm.start] + new_yaml + text[fm.start + len(fm.yaml_text) :]
-    else:
-        new_text = "---\n" + new_yaml + "---\n" + text
+    new_text = _with_yaml(text, fm, block.render())
     _check(new_text, body, expected, (adds, drops), fm.properties)
     return FrontmatterEdit(new_text, tuple(dict.fromkeys(changed)))
