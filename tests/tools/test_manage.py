@@ -261,6 +261,10 @@ def test_move_folder_refusals_and_rename(ctx: ToolContext) -> None:
         "into itself",
     )
     refused(
+        manage(ctx, operation="move_folder", target="Projects", destination="/"),
+        "Folder 'Projects' is already at the vault's top; give another destination.",
+    )
+    refused(
         manage(ctx, operation="move_folder", target="Nope", destination="Archive"), "doesn't exist"
     )
     refused(

@@ -148,7 +148,12 @@ def move_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
     name = folder.rsplit("/", 1)[-1]
     new = f"{dest}/{name}" if folder_exists(ctx, dest) else dest
     new = new.strip("/")
-    if new == folder or new.startswith(folder + "/"):
+    if new == folder:
+        where = f"in '{dest}'" if dest else "at the vault's top"
+        raise InvalidArgumentError(
+            f"Folder '{folder}' is already {where}; give another destination."
+        )
+    if new.startswith(folder + "/"):
         raise InvalidArgumentError(f"Cannot move folder '{folder}' into itself.")
     parent = new.rsplit("/", 1)[0] if "/" in new else ""
     if not p.create_folders and not folder_exists(ctx, parent):
