@@ -188,7 +188,9 @@ def test_failure_envelopes_snapshot(client: TestClient) -> None:
 def test_malformed_bodies_get_400_and_an_envelope(client: TestClient) -> None:
     cases = {
         b"not json": "not valid JSON",
-        b"[1, 2]": "IToolCommand",
+        b"[1, 2]": "A command must be a JSON object: {id, commandName, arguments, timestamp}.",
+        b"[]": "A command must be a JSON object",
+        b'"x"': "A command must be a JSON object",
         b'{"id": "1"}': "'commandName' is required",
         b'{"id": "1", "commandName": "ReportStatus", "arguments": {}, "timestamp": 1, "x": 2}': (
             "unknown argument 'x'"

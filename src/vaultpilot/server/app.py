@@ -149,16 +149,18 @@ def _validation_reply(request: Request, exc: RequestValidationError) -> JSONResp
     path = request.url.path
     name = path.rsplit("/", 1)[-1] if path != "/rpc" else None
     errors = [{**e, "loc": tuple(e.get("loc", ()))[1:]} for e in exc.errors()]
+    body: Any = getattr(exc, "body", None)
     if any(e.get("type") == "json_invalid" for e in errors):
         message = "The body is not valid JSON; send a JSON object."
     elif any(e.get("type") == "missing" and not e["loc"] for e in errors):
         message = "The request needs a JSON object as its body."
+    elif path == "/rpc" and not isinstance(body, dict):
+        message = "A command must be a JSON object: {id, commandName, arguments, timestamp}."
     elif path == "/rpc":
         message = explain("IToolCommand", m.ToolCommand, errors)
     else:
         model = m.ARGUMENT_MODELS.get(name or "") or m.ToolCommand
         message = explain(f"arguments for {name}", model, errors)
-    body: Any = getattr(exc, "body", None)
     raw_id = body.get("id") if isinstance(body, dict) and path == "/rpc" else None
     raw_name = body.get("commandName") if isinstance(body, dict) and path == "/rpc" else name
     reply = failure(
