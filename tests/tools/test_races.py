@@ -312,31 +312,3 @@ def test_note_tools_refuse_to_read_protected_folders(ctx: ToolContext, target: s
         made = manage(ctx, operation=op, target=where, content="x")
         assert "hidden name '.hidden'" in made["message"]
     assert not (ctx.root / ".hidden").exists()
-
-
-def test_a_change_kept_beside_a_conflict_copy_is_not_done_twice(
-    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """When the write reports that the change is in and another save was kept beside it, the
-    append is not done again (a plain stale note would be)."""
-    from vaultpilot.errors import ConflictKeptError, StaleVersionError
-    from vaultpilot.vault import files
-
-    real = files.replace_note
-    calls: list[str] = []
-
-    def once(kind: type[StaleVersionError]) -> Any:
-        def replace(*args: Any, **kwargs: Any) -> Any:
-            calls.append(kind.__name__)
-            if len(calls) == 1:
-                real(*args, **kwargs)  # the change lands, then the conflict is reported
-                raise kind("saved twice; the text in between is kept beside it")
-            return real(*args, **kwargs)
-
-        return replace
-
-    monkeypatch.setattr(files, "replace_note", once(ConflictKeptError))
-    out = manage(ctx, operation="append_note", target="Inbox.md", content="- once\n")
-    assert out["success"] is False and "kept beside it" in out["message"]
-    assert calls == ["ConflictKeptError"]
-    assert (ctx.root / "Inbox.md").read_text(encoding="utf-8").count("- once") == 1

@@ -29,7 +29,7 @@ from vaultpilot.tools.diffs import FileDiff, unified
 from vaultpilot.tools.folders import refused_links
 from vaultpilot.tools.models import VaultManagerParams
 from vaultpilot.tools.moves import move_items, preview_moves
-from vaultpilot.tools.notes import folder_arg, log_change, resolve_note
+from vaultpilot.tools.notes import folder_arg, replace_logged, resolve_note
 from vaultpilot.tools.ops import approved, done, dry, metadata_edit, need
 from vaultpilot.tools.results import Failure, OperationResult
 from vaultpilot.vault import files
@@ -118,8 +118,7 @@ def _each_note(
             if p.dry_run:
                 diffs.append(unified(path, path, note.text, text))
             else:
-                files.replace_note(ctx.root, path, text, note.fmt, base=note)
-                log_change(ctx, "update", path, path, before=note, after=(text, note.fmt))
+                replace_logged(ctx, path, text, note)
             changed.append(path)
         except VaultpilotError as err:
             failures.append({"path": name, "reason": err.message})

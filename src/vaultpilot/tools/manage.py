@@ -69,6 +69,7 @@ from vaultpilot.tools.notes import (
     log_change,
     log_folders,
     new_folders,
+    replace_logged,
     resolve_note,
 )
 from vaultpilot.tools.operations import MANAGER_OPERATIONS
@@ -316,8 +317,7 @@ def _update_once(
         _check_version(ctx, path, p.expected_version)
         verb = "append to" if append else "update"
         return _dry(p, unified(path, path, note.text, text), f"would {verb} '{path}'.")
-    new = files.replace_note(ctx.root, path, text, note.fmt, expected_version=base, base=note)
-    log_change(ctx, "update", path, path, before=note, after=(text, note.fmt))
+    new = replace_logged(ctx, path, text, note, expected_version=base)
     ctx.fresh(force=True, paths=[path])
     verb = "Appended to" if append else "Updated"
     out = done(p, [path], f"{verb} '{path}'.", warnings)
@@ -368,8 +368,7 @@ def _edit_once(ctx: ToolContext, p: VaultManagerParams, path: str) -> OperationR
     if p.dry_run:
         _check_version(ctx, path, p.expected_version)
         return _dry(p, unified(path, path, note.text, text), f"would edit '{path}'.")
-    new = files.replace_note(ctx.root, path, text, note.fmt, expected_version=base, base=note)
-    log_change(ctx, "update", path, path, before=note, after=(text, note.fmt))
+    new = replace_logged(ctx, path, text, note, expected_version=base)
     ctx.fresh(force=True, paths=[path])
     count = plural(len(p.edits), "edit") if p.edits is not None else "a section edit"
     out = done(p, [path], f"Edited '{path}' ({count}).")

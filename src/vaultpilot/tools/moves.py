@@ -34,10 +34,10 @@ from vaultpilot.index.lookup import all_paths, sources_linking_to
 from vaultpilot.index.queries import backlinks
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.diffs import FileDiff, binary, moved, unified
-from vaultpilot.tools.notes import log_change, log_folders, new_folders
+from vaultpilot.tools.notes import log_change, log_folders, new_folders, replace_logged
 from vaultpilot.tools.results import Failure
 from vaultpilot.vault import files
-from vaultpilot.vault.files import NoteText, move_path, read_note, replace_note
+from vaultpilot.vault.files import NoteText, move_path, read_note
 from vaultpilot.vault.resolve import LinkResolver, file_key, fold
 from vaultpilot.vault.rewrite import VaultPaths, rewrite_links
 
@@ -128,15 +128,7 @@ def _rewrite_pass(
             report.refused.append(plan.path)
             continue
         try:
-            replace_note(ctx.root, plan.path, plan.text, plan.note.fmt, base=plan.note)
-            log_change(
-                ctx,
-                "update",
-                plan.path,
-                plan.path,
-                before=plan.note,
-                after=(plan.text, plan.note.fmt),
-            )
+            replace_logged(ctx, plan.path, plan.text, plan.note)
         except VaultpilotError as err:
             report.warnings.append(
                 f"Links in '{plan.path}' were not updated ({err.message}); update them by hand."

@@ -12,7 +12,12 @@ import re
 from datetime import datetime, tzinfo
 from typing import Any
 
-from vaultpilot.errors import InvalidArgumentError, NotFoundError, PathRefusedError
+from vaultpilot.errors import (
+    ConflictKeptError,
+    InvalidArgumentError,
+    NotFoundError,
+    PathRefusedError,
+)
 from vaultpilot.index.lookup import (
     note_bodies,
     note_facts,
@@ -26,6 +31,7 @@ from vaultpilot.memory import journal
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.results import NoteInfo
 from vaultpilot.tools.suggest import similar_notes
+from vaultpilot.vault import files
 from vaultpilot.vault.files import (
     NoteText,
     TextFormat,
@@ -309,6 +315,23 @@ def log_change(
     old = encode_note(before.text, before.fmt) if isinstance(before, NoteText) else before
     new = encode_note(*after) if after is not None else None
     journal.note(ctx.journal, journal.FileChange(kind, path_before, path_after, old, new))
+
+
+def replace_logged(
+    ctx: ToolContext, path: str, text: str, note: NoteText, *, expected_version: str | None = None
+) -> NoteText:
+    """Replace the text of ``note`` (read from ``path``) and journal the change. A write that
+    lands although another save was kept beside it (``ConflictKeptError``) is journaled too
+    before the error goes on: the change is in the note, so undo must know it."""
+    try:
+        new = files.replace_note(
+            ctx.root, path, text, note.fmt, expected_version=expected_version, base=note
+        )
+    except ConflictKeptError:
+        log_change(ctx, "update", path, path, before=note, after=(text, note.fmt))
+        raise
+    log_change(ctx, "update", path, path, before=note, after=(text, note.fmt))
+    return new
 
 
 def new_folders(ctx: ToolContext, path: str) -> list[str]:
