@@ -32,7 +32,19 @@ def _sorted(rows: Iterable[tuple[object, ...]]) -> list[tuple[object, ...]]:
 
 
 def dump(conn: sqlite3.Connection) -> dict[str, list[tuple[object, ...]]]:
-    """Every table's content with file ids replaced by paths, sorted: equal iff same index."""
+    """Every table's content with file ids replaced by paths, sorted: equal iff same index.
+    Read in one transaction, so a sync committed by another connection (a watcher) meanwhile
+    is seen whole or not at all."""
+    if conn.in_transaction:
+        return _dump(conn)
+    conn.execute("BEGIN")
+    try:
+        return _dump(conn)
+    finally:
+        conn.execute("COMMIT")
+
+
+def _dump(conn: sqlite3.Connection) -> dict[str, list[tuple[object, ...]]]:
     paths = dict(conn.execute("SELECT id, path FROM files"))
     out: dict[str, list[tuple[object, ...]]] = {}
     out["files"] = _sorted(
