@@ -3,6 +3,8 @@ refusal names the later set to undo first, which then lets this one be undone.""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from tests.memory.helpers import manage, snapshot
@@ -31,4 +33,15 @@ def test_an_undo_after_a_later_move_names_the_move_to_undo_first(ctx: ToolContex
     assert snapshot(ctx.root) == moved  # nothing written
     undo_change_set(ctx, move_set)
     undo_change_set(ctx, tag_set)
+    assert snapshot(ctx.root) == before
+
+
+def test_a_note_changed_twice_in_one_set_is_restored_once(ctx: ToolContext) -> None:
+    before = snapshot(ctx.root)
+    run = replace(ctx, change_set="run0001")  # one agent run: two changes to one note
+    manage(run, operation="append_note", target="Daily.md", content="- one\n")
+    manage(run, operation="append_note", target="Daily.md", content="- two\n")
+    _, _, report = undo_change_set(ctx, "run0001")
+    assert report.put_back() == ["Daily.md"]
+    assert report.summary() == "restored 1 note"
     assert snapshot(ctx.root) == before

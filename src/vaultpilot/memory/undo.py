@@ -85,7 +85,8 @@ class UndoReport:
         """The paths restored as they were, folders included (not the created notes trashed,
         nor what went back to the trash)."""
         gone = {*self.removed, *self.trashed, *self.binned}
-        return [p for p in self.restored if p not in gone]
+        # A note changed twice in the set (edited, then appended to) comes back once.
+        return [p for p in dict.fromkeys(self.restored) if p not in gone]
 
     def summary(self) -> str:
         """What the undo did, in words: "restored 2 notes and 1 other file, moved 1 note it had
