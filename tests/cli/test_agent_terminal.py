@@ -227,6 +227,29 @@ def test_light_markdown_becomes_style() -> None:
     assert styles["code_x"] == "cyan"
 
 
+@pytest.mark.parametrize("cut", [1, 3, 7, 1000])
+def test_a_fenced_code_block_streams_as_it_is(cut: int) -> None:
+    text = (
+        "Run this:\n```python\ndef f(x):\n    return  x * 2   # **not bold**\n```\n"
+        "Then `inline` code.\n"
+    )
+    pieces = [text[i : i + cut] for i in range(0, len(text), cut)]
+    shown, parts = _wrap(pieces, 24)  # narrower than the code line: it is not re-wrapped
+    assert shown == (
+        "Run this:\n```python\ndef f(x):\n    return  x * 2   # **not bold**\n```\n"
+        "Then inline code.\n"
+    )
+    styles = dict(parts)
+    assert styles["```python"] == styles["```"] == "dim"
+    assert styles["    return  x * 2   # **not bold**"] == "cyan"
+    assert styles["inline"] == "cyan"
+
+
+def test_an_unclosed_fence_at_the_end_is_still_written() -> None:
+    shown, _ = _wrap(["```\nprint(1)"], 40)
+    assert shown == "```\nprint(1)\n"
+
+
 def test_line_counts_see_lines_that_look_like_diff_headers() -> None:
     assert line_counts("a\nb\n", "a\n++b\nc\n") == (2, 1)
     assert line_counts("x\n--y\n", "x\n") == (0, 1)  # '---y' in the diff is a removed line

@@ -4,7 +4,9 @@
 words) and writes whole words: a word is held until the whitespace after it arrives (or
 ``flush``), then written on the current line if it fits, else on the next one. ``**bold**``,
 ``*em*``/``_em_`` around a word and `` `code` `` change the style instead of being printed, a
-leading ``#``/``##`` makes the line bold, so an answer reads as text while it streams.
+leading ``#``/``##`` makes the line bold, so an answer reads as text while it streams. A fenced
+code block (a line starting with three backticks, to the next such line) is written line by line
+as it is, spaces and all, never re-wrapped, its fences dimmed, so code can be read and copied.
 ``emit(text, style)`` does the writing (the terminal view passes a Rich console's print), which
 keeps this module free of I/O and easy to test.
 
@@ -39,9 +41,32 @@ class WordWrapper:
         self._code = False
         self._heading = False
         self._space = False  # a space is owed before the next word on this line
+        self._probe: str | None = None  # backticks at a line's start: maybe a code fence
+        self._fenced = False  # inside a fenced code block
+        self._raw = ""  # the code line being received
 
     # ----- input
     def feed(self, text: str) -> None:
+        for ch in text:
+            if self._fenced:
+                if ch == "\n":
+                    self._code_line()
+                elif ch != "\r":
+                    self._raw += ch
+            elif self._probe is not None:
+                self._probe += ch
+                if self._probe.startswith("```"):  # a fence: the rest of its line is the info
+                    if ch == "\n":
+                        self._open_fence()
+                elif not "```".startswith(self._probe):
+                    held, self._probe = self._probe, None
+                    self._plain(held)  # not a fence after all
+            elif ch == "`" and self.column == 0 and not self._word and not self._code:
+                self._probe = ch
+            else:
+                self._plain(ch)
+
+    def _plain(self, text: str) -> None:
         for ch in text:
             if ch in " \t\n\r":
                 self._end_word()
@@ -64,12 +89,46 @@ class WordWrapper:
 
     def finish(self) -> None:
         """Flush and end the line, if anything is on it."""
+        if self._probe is not None:
+            held, self._probe = self._probe, None
+            if held.startswith("```"):
+                self._open_fence(held)
+            else:
+                self._plain(held)
+        if self._fenced:
+            if self._raw:
+                self._code_line()
+            self._fenced = False
         self.flush()
         if self.column:
             self.newline()
         self._bold = self._em = self._code = self._heading = False
 
     # ----- output
+    def _open_fence(self, line: str | None = None) -> None:
+        line = (self._probe if line is None else line) or "```"
+        self._probe = None
+        self._write_line(line.rstrip("\r\n"), "dim")
+        self._fenced = True
+
+    def _code_line(self) -> None:
+        line, self._raw = self._raw, ""
+        if line.lstrip().startswith("```"):
+            self._write_line(line.strip(), "dim")
+            self._fenced = False
+        else:
+            self._write_line(line, " ".join(p for p in (self.base, "cyan") if p))
+
+    def _write_line(self, text: str, style: str) -> None:
+        """One whole line as it is (no wrapping, spaces kept), on a line of its own."""
+        if self.column:
+            self.newline()
+        if self.indent:
+            self.emit(self.indent, "")
+        if text:
+            self.emit(text, style)
+        self.newline()
+
     def _end_word(self) -> None:
         word, self._word = self._word, ""
         if not word:
