@@ -145,6 +145,23 @@ def test_an_outcome_is_a_few_words_and_leaves_line_counts_to_the_files() -> None
         "'A.md' changed meanwhile; the change was left beside it."
     )
     assert outcome({"error": "Don't retry it."}) == "Don't retry it."  # never left empty
+    # What happened stays; what to do next (written for the model) goes.
+    missing = (
+        "Note 'Nope' doesn't exist. Similar notes: 'Nape.md'. Find the right path with "
+        "obsidian_query_vault (queryType='semantic_search', query='Nope')."
+    )
+    assert outcome({"error": missing}) == "Note 'Nope' doesn't exist. Similar notes: 'Nape.md'."
+    broken = (
+        "The arguments of x are not valid JSON (Expecting ',' at character 9). Call x again "
+        "with the arguments as one JSON object."
+    )
+    assert outcome({"error": broken}) == (
+        "The arguments of x are not valid JSON (Expecting ',' at character 9)."
+    )
+    example = "Give the note in 'target', e.g. target='Plan.md' (a path or a title)."
+    assert outcome({"error": example}) == example  # "e.g. target" ends no sentence
+    deleted = "Moved 'A.md' to '.trash/A.md'. Restore it: undo the change."
+    assert outcome({"success": True, "message": deleted}) == "Moved 'A.md' to '.trash/A.md'."
 
 
 def test_one_calls_changes_are_merged_per_file_under_its_last_path() -> None:

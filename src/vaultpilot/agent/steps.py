@@ -129,11 +129,31 @@ _TO_THE_MODEL = re.compile(
 )
 
 
+# A sentence ends at . ! or ? followed by a space and a capital, a quote or a digit ("e.g. x"
+# and "(line 3). then" do not end one).
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z'\"0-9])")
+# A sentence that tells the caller what to do next (written for the model: "Call X again …",
+# "Find the right path with …"), not what happened.
+_NEXT_STEP = re.compile(
+    r"(?:Call|Find|Give|Use|Read|Try|Set|Search|Check|Choose|Work|Pass|Send|Retry|Run|Fix|"
+    r"Copy|Look|Create|Add|Remove|Move|List|Ask|Tell|Say|Don't|Do not|Undo|Approve|Split|"
+    r"Restore)\b"
+)
+
+
 def for_person(message: str) -> str:
-    """An error as the person reads it: without its sentences addressed to the model ("Don't
-    retry it; tell the user …"), which stay in the result the model gets."""
-    shown = _TO_THE_MODEL.sub("", message).strip()
-    return shown or message
+    """An error as the person reads it: what went wrong, without the sentences addressed to the
+    model ("Don't retry it; tell the user …", "Find the right path with …"), which stay in the
+    result the model gets. The first sentence always stays; the ones after it only while they
+    still say what happened."""
+    shown = _TO_THE_MODEL.sub("", message).strip() or message
+    sentences = _SENTENCE_END.split(shown)
+    kept = sentences[:1]
+    for sentence in sentences[1:]:
+        if _NEXT_STEP.match(sentence):
+            break
+        kept.append(sentence)
+    return " ".join(kept)
 
 
 def _read_outcome(result: Mapping[str, Any]) -> str:
@@ -154,7 +174,7 @@ def _read_outcome(result: Mapping[str, Any]) -> str:
     if isinstance(notes, list):
         return plural(len(notes), "note")
     if isinstance(result.get("message"), str):
-        return _cut(result["message"], 100)
+        return _cut(for_person(result["message"]), 100)
     return ""
 
 
