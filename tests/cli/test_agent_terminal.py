@@ -3,6 +3,7 @@ journal, and the scripted model server; and the pure pieces of the terminal view
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -290,3 +291,22 @@ def test_an_answer_without_a_reason_line_is_still_the_persons_answer(
         done = _ask(env, server, vault, "delete test.md", stdin="3\n")  # no reason line
     assert done.exit_code == 0, done.output
     assert "declined by you" in done.output
+
+
+def test_ask_json_keeps_stdout_to_json_lines_while_it_asks(
+    vault: Path, env: dict[str, str]
+) -> None:
+    """The approval question goes to stderr: every stdout line of --json is a JSON object."""
+    turns = [ScriptedTurn(tool_calls=[_delete("test.md")]), ScriptedTurn(text="Deleted.")]
+    with ScriptedModelServer(turns) as server:
+        done = runner.invoke(
+            app,
+            ["ask", "delete test.md", "--json", "--vault", str(vault)],
+            env={**env, "VAULTPILOT_BASE_URL": server.base_url},
+            input="1\n",
+        )
+    assert done.exit_code == 0, done.output
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert any(e.get("kind") == "approval_required" for e in events)
+    assert "Type a number" in done.stderr
+    assert not (vault / "test.md").exists()

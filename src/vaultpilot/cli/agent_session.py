@@ -150,15 +150,16 @@ _NO_TERMINAL = (
 
 async def _read_stdin(question: str) -> str | None:
     """One line from stdin (no terminal: tests, pipes); None on Ctrl-C; ``NoAnswer`` at the
-    end of input."""
-    sys.stdout.write(question)
-    sys.stdout.flush()
+    end of input. The question goes to stderr: stdout carries the run (``--json`` lines a
+    script parses), never a prompt."""
+    sys.stderr.write(question)
+    sys.stderr.flush()
     try:
         line = sys.stdin.readline()
     except KeyboardInterrupt:
         return None
     if not line:
-        sys.stdout.write("\n")
+        sys.stderr.write("\n")
         raise NoAnswer
     return line
 
