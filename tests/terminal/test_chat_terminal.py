@@ -187,3 +187,22 @@ def test_continue_replays_the_transcript(terminal: Make) -> None:
     assert "› what is in test.md?" in after
     assert "Read(test.md)" in after
     assert "It says: the second line." in after
+
+
+def test_keys_typed_during_a_run_are_not_echoed_nor_sent(terminal: Make) -> None:
+    term = terminal(
+        [ScriptedTurn(text="Slowly " + " ".join(f"w{i}" for i in range(12)), chunk_delay=0.15)]
+    )
+    term.start(*CHAT)
+    term.wait_prompt()
+    term.type("first question")
+    term.send("Enter")
+    term.wait_for("w1")
+    term.type("yyy")  # a person who thinks an approval is waiting
+    term.send("Enter")
+    term.type("zzz")
+    screen = term.wait_for("(what you typed during the run was not sent; type it again)")
+    assert "yyy" not in screen and "zzz" not in screen  # never drawn into the answer
+    term.wait_prompt(2)
+    time.sleep(1.0)
+    assert len(term.server.requests) == 1  # the typed "yyy" + Enter did not start a run

@@ -27,11 +27,12 @@ from vaultpilot.agent import new_conversation as create_conversation
 from vaultpilot.agent.conversations import delete_conversation
 from vaultpilot.agent.model import ChatMessage
 from vaultpilot.agent.toolset import result_ok
-from vaultpilot.cli.agent_session import Session, run_once
+from vaultpilot.cli.agent_session import RunOutcome, Session, run_once
 from vaultpilot.cli.agent_view import TerminalView, print_text
 from vaultpilot.cli.approvals import Ask
 from vaultpilot.cli.run_changes import RunChanges
 from vaultpilot.cli.steps import label, outcome
+from vaultpilot.cli.typeahead import typing_held
 from vaultpilot.errors import VaultpilotError
 from vaultpilot.memory.journal import ChangeSet
 
@@ -268,6 +269,39 @@ def slash(command: str, session: Session, state: ChatState, out: Console) -> boo
     return True
 
 
+def _run(
+    session: Session,
+    state: ChatState,
+    message: str,
+    versions: NoteVersions,
+    out: Console,
+    *,
+    ask: Ask | None,
+    verbose: bool,
+) -> RunOutcome:
+    """One run of the agent on ``message``, keys typed meanwhile held back (``typeahead``)."""
+    assert state.conversation_id is not None
+    changes = RunChanges(session.ctx.journal, str(session.vault))
+    view = TerminalView(out, verbose=verbose, changes=changes, undo_hint="/undo")
+    with typing_held() as typed:
+        result = asyncio.run(
+            run_once(
+                session,
+                state.conversation_id,
+                message,
+                view=view,
+                versions=versions,
+                ask=ask,
+                mode=state.mode,
+            )
+        )
+    if typed.discarded:
+        out.print(Text("(what you typed during the run was not sent; type it again)", "dim"))
+    if changes.summary():
+        state.change_sets.append(view.run_id)
+    return result
+
+
 def run_chat(
     session: Session,
     state: ChatState,
@@ -306,21 +340,7 @@ def run_chat(
                 vault=str(session.vault),
                 model=session.agent.model.name,
             ).id
-        changes = RunChanges(session.ctx.journal, str(session.vault))
-        view = TerminalView(out, verbose=verbose, changes=changes, undo_hint="/undo")
-        result = asyncio.run(
-            run_once(
-                session,
-                state.conversation_id,
-                message,
-                view=view,
-                versions=versions,
-                ask=ask,
-                mode=state.mode,
-            )
-        )
-        if changes.summary():
-            state.change_sets.append(view.run_id)
+        result = _run(session, state, message, versions, out, ask=ask, verbose=verbose)
         if fresh and not result.said_something and result.reason in ("error", "interrupted"):
             delete_conversation(session.memory, state.conversation_id)
             state.conversation_id = None
