@@ -122,6 +122,13 @@ TOOL = "git_agent"
 ACTIONS = tuple(GIT_COMMANDS)
 GIT_TIMEOUT_S = 120.0
 _USAGE = "usage: git_agent [--data-dir DIR] < request.json"
+_HELP = (
+    f"{_USAGE}\n\n"
+    "Reads one request (JSON) from stdin and writes one reply line to stdout:\n"
+    '  {"tool": "git_agent", "action": "git_status" | "git_diff" | "git_log" | "git_add" |\n'
+    '   "git_commit", "payload": {"repo_path": "...", "files": [...], "message": "..."}, ...}\n'
+    "`vaultpilot agents schema git_agent` prints the full schema.\n"
+)
 
 # ``-c`` settings put before every git command; why each is here: see the module docstring.
 HARDENING = (
@@ -440,6 +447,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         TOOL,
         lambda raw, log: handle(raw, cwd=Path.cwd(), env=env, log=log, setup_error=setup_error),
         lambda message: _failure(None, message),
+        usage=_HELP,
+        argv=list(sys.argv[1:] if argv is None else argv),
     )
 
 

@@ -261,12 +261,34 @@ def handle(raw: bytes, *, cwd: Path, log: JsonLog) -> Reply:
     return reply(request, code=0, result=Result("text", data))
 
 
-def main() -> int:
+_USAGE = (
+    "usage: obsidian_agent < request.json\n\n"
+    "Reads one ActionRequest (JSON) from stdin and writes one ActionResponse line to stdout:\n"
+    '  {"tool": "obsidian_agent", "action": "read_note" | "create_note" | "update_note",\n'
+    '   "payload": {"vault_path": "...", "note_name": "...", "content": "..."}, ...}\n'
+    "Takes no arguments. `vaultpilot agents schema obsidian_agent` prints the full schema.\n"
+)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     """Console script entry: read stdin, answer on stdout, exit 0."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    extra = [a for a in args if a not in ("-h", "--help")]
+    if extra:
+        wrong = f"obsidian_agent takes no arguments (got {extra[0]!r}); {_USAGE.splitlines()[0]}"
+        return serve_once(
+            TOOL,
+            lambda raw, log: reply(None, code=2, error=wrong),
+            lambda message: reply(None, code=1, error=message),
+            usage=_USAGE,
+            argv=args,
+        )
     return serve_once(
         TOOL,
         lambda raw, log: handle(raw, cwd=Path.cwd(), log=log),
         lambda message: reply(None, code=1, error=message),
+        usage=_USAGE,
+        argv=args,
     )
 
 

@@ -329,17 +329,34 @@ def serve_once(
     agent: str,
     handler: Callable[[bytes, JsonLog], Reply],
     failure: Callable[[str], Reply],
+    *,
+    usage: str = "",
+    argv: list[str] | None = None,
 ) -> int:
     """Run an agent process: stdin's bytes to ``handler``, its reply to stdout; returns 0.
 
     ``handler`` must answer every input itself; if it is interrupted or fails anyway, the reply
     is ``failure(message)`` (the agent's code 1 shape), and the traceback goes to the log, never
-    to stdout.
+    to stdout; a Ctrl-C is logged as that, without one. ``-h``/``--help`` prints ``usage`` and
+    reads nothing; a person at a terminal is told that one JSON request is read from stdin.
     """
+    args = sys.argv[1:] if argv is None else argv
+    if "-h" in args or "--help" in args:
+        _write_stdout((usage or f"usage: {agent} < request.json\n").encode("utf-8"))
+        return 0
     started = time.perf_counter()
     log = JsonLog(agent, sys.stderr)
+    if sys.stdin.isatty():
+        sys.stderr.write(
+            f"{agent}: reading one JSON request from stdin; end it with Ctrl-D "
+            f"(`{agent} --help` says more)\n"
+        )
+        sys.stderr.flush()
     try:
         answer = handler(sys.stdin.buffer.read(), log)
+    except KeyboardInterrupt:
+        log.warning("agent.interrupted")
+        answer = failure(f"{agent} was interrupted before it answered.")
     except BaseException as exc:
         log.exception("agent.crashed", error=repr(exc))
         answer = failure(f"{agent} stopped before answering: {type(exc).__name__}")
