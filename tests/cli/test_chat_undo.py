@@ -179,3 +179,30 @@ def test_a_slash_command_refuses_an_argument_it_does_not_take(
     assert "/exit takes no argument (got 'now'): type /exit alone." in out
     assert "/undo takes one change-set id at most (got 'a b')" in out
     assert "Conversation" not in out.split("/undo takes", 1)[1].split("\n", 1)[0]
+
+
+def test_undo_reaches_the_runs_of_a_continued_conversation(
+    example_vault: Path, tmp_path: Path
+) -> None:
+    home = (example_vault / "Home.md").read_bytes()
+    append = {"operation": "append_note", "target": "Home.md", "content": "- added\n"}
+    turns = [
+        ScriptedTurn(tool_calls=[ScriptedCall(name="obsidian_vault_manager", arguments=append)]),
+        ScriptedTurn(text="Added."),
+    ]
+    with ScriptedModelServer(turns) as server:
+        env = _env(tmp_path, server)
+        first = runner.invoke(
+            app, ["chat", "--vault", str(example_vault), "--yes"], env=env,
+            input="add a line\n/exit\n",
+        )  # fmt: skip
+        assert first.exit_code == 0, first.output
+        assert (example_vault / "Home.md").read_bytes() != home
+        again = runner.invoke(
+            app, ["chat", "--continue", "--vault", str(example_vault)], env=env,
+            input="/undo\n/exit\n",
+        )  # fmt: skip
+    assert again.exit_code == 0, again.output
+    assert "has changed no notes" not in again.output
+    assert "Undid change set run-" in again.output
+    assert (example_vault / "Home.md").read_bytes() == home

@@ -269,6 +269,18 @@ def slash(command: str, session: Session, state: ChatState, out: Console) -> boo
     return True
 
 
+def _recorded_runs(session: Session, conversation_id: str) -> list[str]:
+    """The runs of a resumed conversation that changed the vault (their change sets), oldest
+    first, so /undo reaches them as it reaches the runs of this chat."""
+    from vaultpilot.memory.conversations import run_ids
+
+    journal = session.ctx.journal
+    if journal is None:
+        return []
+    known = {cs.id for cs in journal.change_sets(str(session.vault), limit=500)}
+    return [r for r in run_ids(session.memory, conversation_id) if r in known]
+
+
 def _run(
     session: Session,
     state: ChatState,
@@ -317,6 +329,7 @@ def run_chat(
         get_conversation(session.memory, state.conversation_id)
         out.print(Text(f"resuming conversation {state.conversation_id}", "dim"))
         replay(load_history(session.memory, state.conversation_id), out)
+        state.change_sets = _recorded_runs(session, state.conversation_id)
     versions = NoteVersions()
     while True:
         line = read()

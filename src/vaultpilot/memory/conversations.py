@@ -28,6 +28,7 @@ __all__ = [
     "load_history",
     "new_conversation",
     "next_message_seq",
+    "run_ids",
     "run_transcripts",
     "save_rows",
 ]
@@ -136,6 +137,17 @@ def run_transcripts(
     ):
         events.setdefault(run_id, []).append({"event": json.loads(text), "time": created})
     return [(run_id, goals.get(run_id, ""), evs) for run_id, evs in events.items()]
+
+
+def run_ids(conn: sqlite3.Connection, conversation_id: str) -> list[str]:
+    """The ids of a conversation's runs, in the order they began (each run's change set in
+    the journal has the same id)."""
+    rows = conn.execute(
+        "SELECT run_id FROM conversation_messages WHERE conversation_id = ? AND run_id IS NOT"
+        " NULL GROUP BY run_id ORDER BY MIN(seq)",
+        (conversation_id,),
+    )
+    return [str(r[0]) for r in rows]
 
 
 def next_message_seq(conn: sqlite3.Connection, conversation_id: str) -> int:
