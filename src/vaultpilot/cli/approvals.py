@@ -48,6 +48,16 @@ def _verb(event: ApprovalRequired) -> str:
     return label(event.name, event.arguments).split("(", 1)[0]
 
 
+def _the_move_itself(event: ApprovalRequired, path: str) -> bool:
+    """Whether ``path`` is the note or folder a move_note/move_folder moves (not one of the
+    notes whose links it rewrites): leaving it out refuses the whole move."""
+    if event.operation not in ("move_note", "move_folder"):
+        return False
+    diff = next((d for d in event.diffs if d.get("path") == path), {})
+    before, after = diff.get("from"), diff.get("to")
+    return bool(before and after and before != after)
+
+
 def _file_question(event: ApprovalRequired, path: str) -> str:
     """What happens to one file, named as the person knows it: ``Move Travel/Trip.md?`` (where
     it is now, not where it would go), ``Delete A.md?``, ``Create B.md?``, ``Change C.md?``."""
@@ -146,6 +156,8 @@ class Approver:
                 return None
             if answer.strip().lower() in ("", "y", "yes"):
                 kept.append(path)
+            elif _the_move_itself(event, path):  # without it there is nothing to rewrite for
+                return Choice("no", "the person did not want it moved")
         if not kept:
             return Choice("no", "the person kept none of the files")
         return Choice("some", files=tuple(kept))
