@@ -184,20 +184,20 @@ def _undo(session: Session, state: ChatState, out: Console, set_id: str = "") ->
                 already_undone(journal, newest_first[0], redo=_REDO) if standing is None else None
             )
     except VaultpilotError as err:
-        out.print(Text(f"Could not undo: {err.message}", "yellow"), soft_wrap=True)
+        out.print(Text(f"Could not undo: {err.message}", "yellow"))
         return
     if standing is None:  # every run already undone: say by whom and when
         runs = "run's changes were" if len(state.change_sets) == 1 else "runs' changes were"
         why = f" {refusal.message}" if refusal is not None else ""
         text = Text(f"Nothing to undo: this chat's {runs} already undone.{why}", "dim")
-        out.print(text, soft_wrap=True)
+        out.print(text)
         return
     # Recorded as the chat's undo, not as one of the agent's changes (history's source column).
     by_chat = Journal(journal.path, source="chat")
     try:
         undone, _new, report = undo_change_set(replace(session.ctx, journal=by_chat), standing.id)
     except VaultpilotError as err:
-        out.print(Text(f"Could not undo: {err.message}", "yellow"), soft_wrap=True)
+        out.print(Text(f"Could not undo: {err.message}", "yellow"))
         return
     finally:
         by_chat.close()
@@ -211,11 +211,10 @@ def _undo(session: Session, state: ChatState, out: Console, set_id: str = "") ->
     redo = f" (to bring the changes back: /undo {_new})" if _new else ""
     out.print(
         Text(f"Undid change set {undone}: {said or 'nothing to change'}{redo}.", "green"),
-        soft_wrap=True,
     )
     lost = [*report.lost, *report.differ]
     if report.skipped or lost:
-        out.print(Text(report.summary(), "yellow"), soft_wrap=True)
+        out.print(Text(report.summary(), "yellow"))
 
 
 _NO_ARGUMENT = ("/exit", "/quit", "/help", "/new", "/history")
@@ -229,7 +228,6 @@ def slash(command: str, session: Session, state: ChatState, out: Console) -> boo
     if word in _NO_ARGUMENT and rest:
         out.print(
             Text(f"{word} takes no argument (got '{rest}'): type {word} alone.", "yellow"),
-            soft_wrap=True,
         )
         return True
     if word == "/undo" and len(rest.split()) > 1:
@@ -238,7 +236,6 @@ def slash(command: str, session: Session, state: ChatState, out: Console) -> boo
                 f"/undo takes one change-set id at most (got '{rest}'), e.g. /undo 3572fff0e0a6.",
                 "yellow",
             ),
-            soft_wrap=True,
         )
         return True
     match word:
