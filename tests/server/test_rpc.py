@@ -301,3 +301,16 @@ def test_the_error_mapping_covers_the_whole_tree() -> None:
     ]
     for err, code, status in cases:
         assert error_for(err) == (code, status)
+
+
+@pytest.mark.parametrize(
+    "frame", ["[" * 100_000 + "]" * 100_000, '{"timestamp": ' + "9" * 5000 + "}"]
+)
+def test_a_frame_too_deep_or_a_number_too_long_is_invalid_not_internal(frame: str) -> None:
+    import asyncio
+
+    from vaultpilot.server.rpc import dispatch_text
+
+    reply = asyncio.run(dispatch_text(None, frame, None))  # type: ignore[arg-type]
+    assert reply["error"]["code"] == "invalid_argument", reply
+    assert "nested too deeply" in reply["error"]["message"]

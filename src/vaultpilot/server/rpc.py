@@ -431,6 +431,14 @@ async def dispatch_text(state: ServerState, text: str, sub: Subscriber | None) -
         return failure(
             None, None, "invalid_argument", f"The frame is not valid JSON ({exc.msg} at {exc.pos})."
         )
+    except (ValueError, RecursionError):  # a number too long to read, or nesting too deep
+        return failure(
+            None,
+            None,
+            "invalid_argument",
+            "The frame could not be read: a number is too long or it is nested too deeply; "
+            "send one JSON object, nested at most a few levels.",
+        )
     try:
         command = parse_command(data)
     except InvalidArgumentError as err:
