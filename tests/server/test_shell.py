@@ -53,6 +53,11 @@ def test_commands_are_argument_lists_matched_whole_against_the_allowlist() -> No
     assert not plan_command(ON, "git log --oneline -n --output=out.txt").allowlisted
     assert plan_command(ON, "git diff").allowlisted
     assert plan_command(ON, "git diff --stat HEAD~1").allowlisted
+    # Neither matches a path outside the vault, as itself or as an option's value.
+    assert not plan_command(ON, "git diff --no-index /etc/shadow /dev/null").allowlisted
+    assert not plan_command(ON, "git diff --output=../x").allowlisted
+    assert not plan_command(ON, "git log --oneline -n ../5").allowlisted
+    assert not plan_command(ON, ["git", "log", "--oneline", "-n", "~root"]).allowlisted
     # Shell syntax is just arguments without a shell: nothing chains.
     assert plan_command(ON, "ls; rm -rf /").argv == ("ls;", "rm", "-rf", "/")
     with pytest.raises(InvalidArgumentError, match="quotes"):

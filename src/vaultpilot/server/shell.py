@@ -13,9 +13,12 @@ Contract:
   further arguments, options included. So ``"git status"`` allows exactly ``git status`` (not
   ``git status --porcelain``, not ``git push``), ``"ls"`` allows ``ls`` but not ``ls /etc``,
   ``"git log --oneline -n *"`` allows ``git log --oneline -n 5`` but not
-  ``git log --oneline -n --output=x``, and ``"git diff **"`` allows any ``git diff``. Options
-  are never matched by ``*`` because an option can change what a harmless command does
-  (``git log --output=FILE`` writes a file). A command run through ``/bin/sh`` is never
+  ``git log --oneline -n --output=x``. Options are never matched by ``*`` because an option
+  can change what a harmless command does (``git log --output=FILE`` writes a file); ``**``
+  matches them, so it belongs only after a program whose every option is harmless. Neither
+  matches an argument naming a path outside the vault (absolute, ``~``, or with ``..``, as
+  itself or as an option's ``=value``): ``"cat *"`` allows ``cat Notes/a.md``, not
+  ``cat /etc/passwd`` nor ``cat ../data/server.key``. A command run through ``/bin/sh`` is never
   allowlisted, since a shell line can do anything after its first word. Commands that are not
   allowlisted must be approved (the caller's business: see ``approvals``).
 * ``run_plan(plan, cwd=..., policy=...)`` runs it in its own process group with a scrubbed
@@ -91,17 +94,27 @@ def _split(text: str) -> list[str]:
         ) from None
 
 
+def _leaves_the_vault(arg: str) -> bool:
+    """Whether an argument (or an option's ``=value``) names a path outside the folder the
+    command runs in: absolute, from a home folder, or going up with ``..``."""
+    for value in (arg, arg.partition("=")[2]):
+        parts = value.replace("\\", "/").split("/")
+        if value.startswith(("/", "~")) or ".." in parts:
+            return True
+    return False
+
+
 def allowlist_match(entry: str, argv: Sequence[str]) -> bool:
     """Whether ``argv`` matches the allowlist ``entry`` as a whole (see the module)."""
     pattern = _split(entry)
     for i, word in enumerate(pattern):
         if word == "**" and i == len(pattern) - 1:
-            return len(argv) >= i
+            return len(argv) >= i and not any(_leaves_the_vault(a) for a in argv[i:])
         if i >= len(argv):
             return False
         arg = argv[i]
         if word == "*":
-            if arg.startswith("-"):
+            if arg.startswith("-") or _leaves_the_vault(arg):
                 return False
         elif arg != word:
             return False
