@@ -305,3 +305,18 @@ def test_config_file_shared_with_the_server(tmp_path: Path) -> None:
     path.write_text('model = "m"\n[sever]\nport = 1\n')
     with pytest.raises(SetupError, match="unknown setting 'sever'"):
         load_config(env={"VAULTPILOT_CONFIG": str(path)})
+
+
+def test_an_approvals_typo_is_refused_with_the_names_it_meant(tmp_path: Path) -> None:
+    from vaultpilot.agent.config import load_config
+    from vaultpilot.errors import SetupError
+
+    path = tmp_path / "config.toml"
+    path.write_text('[approvals]\nobsidian_manage_file = "ask"\n', encoding="utf-8")
+    with pytest.raises(SetupError, match="did you mean 'obsidian_vault_manager'"):
+        load_config(path=path)
+    path.write_text('[approvals]\n"obsidian_vault_manager.apend_note" = "ask"\n', "utf-8")
+    with pytest.raises(SetupError, match=r"has no operation 'apend_note'.*append_note"):
+        load_config(path=path)
+    path.write_text('[approvals]\nmy_own_tool = "deny"\nshell = "deny"\n', encoding="utf-8")
+    assert load_config(path=path).config.approvals == {"my_own_tool": "deny", "shell": "deny"}

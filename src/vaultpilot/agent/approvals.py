@@ -35,7 +35,14 @@ from vaultpilot.contract.catalog import GIT_ACTIONS
 from vaultpilot.tools import TOOLS, get_tool
 from vaultpilot.tools.operations import Operation
 
-__all__ = ["DEFAULT_RULES", "SAME_AS", "ApprovalPolicy", "Decision", "operation_of"]
+__all__ = [
+    "DEFAULT_RULES",
+    "SAME_AS",
+    "ApprovalPolicy",
+    "Decision",
+    "check_rule_names",
+    "operation_of",
+]
 
 Decision = Literal["allow", "ask", "deny"]
 _MANAGER = "obsidian_vault_manager"
@@ -60,6 +67,38 @@ SAME_AS: Mapping[str, tuple[str, str]] = MappingProxyType(
         "obsidian_agent.update_note": (_MANAGER, "update_note"),
     }
 )
+
+
+def _known_names() -> dict[str, set[str]]:
+    """Tool -> its operations, for every tool the built-in agents offer."""
+    known = {tool.name: set(tool.operations) for tool in TOOLS}
+    known["git_agent"] = {a.name for a in GIT_ACTIONS.values()}
+    known["obsidian_agent"] = {"create_note", "read_note", "update_note"}
+    known["shell"] = known["execute_shell"] = set()
+    return known
+
+
+def check_rule_names(rules: Mapping[str, Any]) -> None:
+    """Refuse an ``[approvals]`` key that is almost surely a typo, which would otherwise leave
+    the rule it meant silently unapplied: an operation a known tool does not have, or a tool
+    name close to a known one. Another name is taken for a process tool of one's own."""
+    import difflib
+
+    known = _known_names()
+    for key in rules:
+        tool, _, op = str(key).partition(".")
+        if tool in known:
+            if op and known[tool] and op not in known[tool]:
+                ops = ", ".join(sorted(known[tool]))
+                raise ValueError(f"'{key}': {tool} has no operation '{op}' (it has: {ops})")
+            continue
+        close = difflib.get_close_matches(tool, list(known), n=1, cutoff=0.6)
+        if close:
+            raise ValueError(
+                f"'{key}': there is no tool '{tool}'; did you mean '{close[0]}'? (tools: "
+                f"{', '.join(sorted(known))}, or a process tool as `vaultpilot agents list` "
+                "names it)"
+            )
 
 
 def operation_of(arguments: Mapping[str, Any] | None) -> str | None:

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from vaultpilot.agent.approvals import Decision
+from vaultpilot.agent.approvals import Decision, check_rule_names
 from vaultpilot.configfile import CONFIG_ENV, config_path, read_config
 from vaultpilot.errors import SetupError
 
@@ -67,6 +67,12 @@ class AgentConfig(BaseModel):
     process_tools: bool = Field(True, description="Offer the process tools of memory.db.")
     instructions: str = Field("", description="Your own instructions, added to the prompt.")
     approvals: dict[str, Decision] = Field(default_factory=dict)
+
+    @field_validator("approvals")
+    @classmethod
+    def _known_approvals(cls, value: dict[str, Decision]) -> dict[str, Decision]:
+        check_rule_names(value)
+        return value
 
 
 # Field -> environment variables, first set wins ({provider} is filled in for api_key/base_url).
@@ -114,7 +120,8 @@ def _explain(exc: ValidationError, where: str) -> str:
                 f"unknown setting '{loc}' (known: {', '.join(AgentConfig.model_fields)})"
             )
         else:
-            problems.append(f"'{loc}': {e['msg']}")
+            where_ = f"[{loc}]" if loc == "approvals" else f"'{loc}':"
+            problems.append(f"{where_} {str(e['msg']).removeprefix('Value error, ')}")
     return f"{where}: " + "; ".join(problems) + "."
 
 
