@@ -22,10 +22,7 @@ def test_rules_come_from_the_servers_config_file(
     config.write_text('[rules]\ndeny = ["People"]\nread_only = ["Meetings"]\n', encoding="utf-8")
     server = live(vaults={"vault": vault}, config_path=config, read_workers=read_workers)
     readers = server.app.state.vaultpilot.vaults.get(None).readers
-    deadline = time.monotonic() + 30
-    while readers is not None and readers.ready() < read_workers:  # reads go to the workers
-        assert time.monotonic() < deadline, "the read workers did not start"
-        time.sleep(0.05)
+    _workers_ready(server, read_workers)  # reads go to the workers
     read = server.rpc("obsidian_get_context", {"contextType": "read_note", "target": "Marcus Feld"})
     assert not read["success"] and "deny" in read["error"]["message"]
     assert "oat flat white" not in str(read)
