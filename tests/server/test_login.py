@@ -16,7 +16,7 @@ import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from vaultpilot.server.sessions import COOKIE, Sessions
+from vaultpilot.server.sessions import Sessions, cookie_name
 from vaultpilot.web import STATIC_DIR
 
 from .conftest import Live, command, recv_json
@@ -35,7 +35,7 @@ def _client(server: Live, **headers: str) -> httpx.Client:
 
 def _with(server: Live, method: str, path: str, session: str, **headers: str) -> int:
     """The status of one request carrying only ``session`` as its cookie (a fresh client)."""
-    with _client(server, Cookie=f"{COOKIE}={session}", **headers) as c:
+    with _client(server, Cookie=f"{cookie_name(server.port)}={session}", **headers) as c:
         body = command("GetVaultContext") if method == "POST" else None
         return c.request(method, path, json=body).status_code
 
@@ -54,7 +54,7 @@ def _session(server: Live) -> str:
     with _client(server) as c:
         reply = c.get(_link(server))
     assert reply.status_code == 303
-    return str(reply.cookies[COOKIE])
+    return str(reply.cookies[cookie_name(server.port)])
 
 
 def test_the_page_is_served_without_a_key_and_says_who_may_frame_it(server: Live) -> None:
@@ -81,18 +81,18 @@ def test_a_login_link_works_once_and_sets_a_strict_http_only_cookie(server: Live
         first = c.get(path)
         assert first.status_code == 303 and first.headers["location"] == "/"
         cookie = first.headers["set-cookie"]
-        assert cookie.startswith(f"{COOKIE}=")
+        assert cookie.startswith(f"{cookie_name(server.port)}=")
         for attribute in ("HttpOnly", "SameSite=Strict", "Path=/"):
             assert attribute in cookie
         assert first.headers["cache-control"] == "no-store"
-        session = first.cookies[COOKIE]
+        session = first.cookies[cookie_name(server.port)]
         # Opened again in the browser it signed in: that browser goes on to the view.
         reopened = c.get(path)
         assert reopened.status_code == 303 and reopened.headers["location"] == "/"
         assert "set-cookie" not in reopened.headers
     with _client(server) as c:  # another browser: the link is spent
         again = c.get(path)
-        assert again.status_code == 401 and COOKIE not in again.cookies
+        assert again.status_code == 401 and cookie_name(server.port) not in again.cookies
         assert "already used" in again.text and "vaultpilot open" in again.text
         unknown = c.get("/login?token=nonsense")
         assert unknown.status_code == 401 and "not valid" in unknown.text
@@ -146,7 +146,7 @@ def test_the_cookie_counts_only_on_the_servers_own_pages(
 
 def test_a_websocket_takes_the_cookie_only_with_its_own_origin(server: Live) -> None:
     session = _session(server)
-    cookie = {"Cookie": f"{COOKIE}={session}"}
+    cookie = {"Cookie": f"{cookie_name(server.port)}={session}"}
 
     async def go() -> tuple[dict[str, Any], dict[str, Any], int | None]:
         async with server.ws(additional_headers={**cookie, "Origin": server.url}) as ws:
@@ -183,3 +183,21 @@ def test_sessions_expire_and_stay_bounded() -> None:
     links = [sessions.issue_link()[0] for _ in range(100)]
     assert sessions.redeem(links[0]) is None  # the oldest links go first
     assert sessions.redeem(links[-1]) is not None
+
+
+def test_two_servers_on_one_machine_keep_their_own_sign_in(
+    live: Callable[..., Live], vault: Path, tmp_path: Path
+) -> None:
+    """Browsers keep cookies by host, not by port: each server names its cookie after its
+    port, so signing in to one does not replace (and then clear) the other's."""
+    from .conftest import make_settings
+
+    first = live(make_settings({"vault": vault}, tmp_path / "data-a"))
+    second = live(make_settings({"vault": vault}, tmp_path / "data-b"))
+    with httpx.Client(timeout=10, trust_env=False, follow_redirects=False) as browser:
+        for server in (first, second):  # one cookie jar, as one browser has
+            with server.http() as c:
+                path = c.post("/login-link").json()["path"]
+            assert browser.get(server.url + path).status_code == 303
+        for server in (first, second):
+            assert browser.get(server.url + "/vaults").status_code == 200, server.port

@@ -21,7 +21,7 @@ from websockets.exceptions import ConnectionClosed
 
 from vaultpilot.server.auth import CLOSE_SIGNED_OUT, signed_out_message
 from vaultpilot.server.keyfile import rotate_key
-from vaultpilot.server.sessions import COOKIE, SESSION_TTL_S, Sessions, key_fingerprint
+from vaultpilot.server.sessions import SESSION_TTL_S, Sessions, cookie_name, key_fingerprint
 from vaultpilot.server.ws import CLOSE_UNAUTHORIZED, REVALIDATE_S
 
 from .conftest import Live, command, recv_json
@@ -43,17 +43,17 @@ def _session(server: Live) -> str:
     with httpx.Client(base_url=server.url, timeout=10, trust_env=False) as c:
         reply = c.get(path)
     assert reply.status_code == 303, reply.text
-    return str(reply.cookies[COOKIE])
+    return str(reply.cookies[cookie_name(server.port)])
 
 
 def _get(server: Live, path: str, session: str) -> httpx.Response:
-    headers = {"Cookie": f"{COOKIE}={session}"}
+    headers = {"Cookie": f"{cookie_name(server.port)}={session}"}
     with httpx.Client(base_url=server.url, timeout=10, trust_env=False, headers=headers) as c:
         return c.get(path)
 
 
 def _post(server: Live, path: str, session: str, body: Any = None) -> httpx.Response:
-    headers = {"Cookie": f"{COOKIE}={session}", "Origin": server.url}
+    headers = {"Cookie": f"{cookie_name(server.port)}={session}", "Origin": server.url}
     with httpx.Client(base_url=server.url, timeout=10, trust_env=False, headers=headers) as c:
         return c.post(path, json=body)
 
@@ -74,7 +74,7 @@ def test_a_session_survives_a_restart_of_the_server(
     assert _post(second, "/rpc", session, command("GetVaultContext")).json()["success"] is True
 
     async def hello() -> dict[str, Any]:
-        headers = {"Cookie": f"{COOKIE}={session}", "Origin": second.url}
+        headers = {"Cookie": f"{cookie_name(second.port)}={session}", "Origin": second.url}
         async with second.ws(additional_headers=headers) as ws:
             return await recv_json(ws)
 
@@ -125,7 +125,7 @@ def test_signing_out_ends_the_session_and_clears_the_cookie(
     reply = _post(server, "/logout", session)
     assert reply.status_code == 200 and reply.json() == {"signedOut": True}
     cleared = reply.headers["set-cookie"]
-    assert cleared.startswith(f"{COOKIE}=;") and "Max-Age=0" in cleared
+    assert cleared.startswith(f"{cookie_name(server.port)}=;") and "Max-Age=0" in cleared
     assert _get(server, "/vaults", session).status_code == 401
     assert _post(server, "/logout", session).status_code == 401  # already over
     _stop(server)
@@ -151,7 +151,7 @@ def test_a_websocket_with_a_stale_cookie_is_closed_saying_why_and_may_then_use_a
     live: Callable[..., Live], vault: Path
 ) -> None:
     server = _start(live, vault)
-    stale = {"Cookie": f"{COOKIE}=gone", "Origin": server.url}
+    stale = {"Cookie": f"{cookie_name(server.port)}=gone", "Origin": server.url}
 
     async def go() -> tuple[int | None, str, str, dict[str, Any]]:
         async with server.ws(additional_headers=stale) as ws:
@@ -175,7 +175,7 @@ def test_a_websocket_with_a_stale_cookie_is_closed_saying_why_and_may_then_use_a
     code, reason, set_cookie, hello = asyncio.run(go())
     assert code == CLOSE_SIGNED_OUT == CLOSE_UNAUTHORIZED
     assert reason == signed_out_message("unknown")
-    assert set_cookie.startswith(f"{COOKIE}=;") and "Max-Age=0" in set_cookie
+    assert set_cookie.startswith(f"{cookie_name(server.port)}=;") and "Max-Age=0" in set_cookie
     assert hello["type"] == "hello" and hello["vaults"] == ["vault"]
 
 
@@ -198,8 +198,8 @@ def test_open_sockets_end_with_their_session_or_their_key(
     session, other = _session(server), _session(server)
 
     async def go() -> list[tuple[int | None, str]]:
-        signed = {"Cookie": f"{COOKIE}={session}", "Origin": server.url}
-        kept = {"Cookie": f"{COOKIE}={other}", "Origin": server.url}
+        signed = {"Cookie": f"{cookie_name(server.port)}={session}", "Origin": server.url}
+        kept = {"Cookie": f"{cookie_name(server.port)}={other}", "Origin": server.url}
         async with (
             server.ws(additional_headers=signed) as mine,
             server.ws(additional_headers=kept) as theirs,

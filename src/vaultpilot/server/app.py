@@ -83,6 +83,7 @@ from vaultpilot.server.sessions import (
     Sessions,
     clear_cookie_header,
     cookie_header,
+    scope_port,
     session_cookie,
 )
 from vaultpilot.server.settings import ServerSettings, is_loopback
@@ -385,20 +386,22 @@ def _page_routes(app: FastAPI, state: ServerState) -> None:
     async def login(request: Request, token: str = "") -> Response:
         session = state.sessions.redeem(token) if token else None
         if session is None:
-            if state.sessions.check(session_cookie(request.headers.get("cookie"))):
+            port = scope_port(request.scope)
+            if state.sessions.check(session_cookie(request.headers.get("cookie"), port)):
                 # This browser is signed in already (a link opened twice): on to the view.
                 return RedirectResponse("/", status_code=303, headers=_NO_STORE)
             why = state.sessions.refusal(token) if token else "unknown"
             return HTMLResponse(login_refused_page(why), status_code=401, headers=_NO_STORE)
         # 303: the browser fetches / with GET, and the token leaves the address bar.
-        headers = {**_NO_STORE, "Set-Cookie": cookie_header(session)}
+        headers = {**_NO_STORE, "Set-Cookie": cookie_header(session, scope_port(request.scope))}
         return RedirectResponse("/", status_code=303, headers=headers)
 
     @app.post("/logout", include_in_schema=False)
     async def logout(request: Request) -> Response:
         """End this browser's session (the cookie's) everywhere, and clear the cookie."""
-        ended = state.sessions.sign_out(session_cookie(request.headers.get("cookie")))
-        headers = {**_NO_STORE, "Set-Cookie": clear_cookie_header()}
+        port = scope_port(request.scope)
+        ended = state.sessions.sign_out(session_cookie(request.headers.get("cookie"), port))
+        headers = {**_NO_STORE, "Set-Cookie": clear_cookie_header(port)}
         return JSONResponse({"signedOut": ended}, headers=headers)
 
     for name, (body, media) in files.items():

@@ -54,7 +54,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from vaultpilot.server.envelope import ErrorCode, failure
 from vaultpilot.server.keyfile import KeyStore
-from vaultpilot.server.sessions import Sessions, clear_cookie_header, session_cookie
+from vaultpilot.server.sessions import (
+    Sessions,
+    clear_cookie_header,
+    scope_port,
+    session_cookie,
+)
 from vaultpilot.server.settings import is_loopback
 
 __all__ = [
@@ -202,7 +207,10 @@ class SecurityMiddleware:
                     await _close_signed_out(scope, receive, send, signed_out_message(cookie))
                     return
                 state[_STATE_AUTH] = "ok" if cookie == "ok" else "pending"
-                state[_STATE_CREDENTIAL] = ("session", session_cookie(headers.get("cookie")))
+                state[_STATE_CREDENTIAL] = (
+                    "session",
+                    session_cookie(headers.get("cookie"), scope_port(scope)),
+                )
                 await self.app(scope, receive, send)
                 return
             cookie = "none"
@@ -246,7 +254,7 @@ class SecurityMiddleware:
         """What the request's session cookie is worth here (see module): ``ok`` when it
         signs the request in, ``expired`` or ``unknown`` when it is one of the server's own
         pages' but names no live session, ``none`` when there is none or it does not count."""
-        session = session_cookie(headers.get("cookie"))
+        session = session_cookie(headers.get("cookie"), scope_port(scope))
         if self.sessions is None or session is None or scope.get("path") in KEY_ONLY_PATHS:
             return "none"
         site = headers.get("sec-fetch-site")
@@ -295,7 +303,7 @@ async def _close_signed_out(scope: Scope, receive: Receive, send: Send, message:
         return
     accept: dict[str, Any] = {
         "type": "websocket.accept",
-        "headers": [(b"set-cookie", clear_cookie_header().encode("ascii"))],
+        "headers": [(b"set-cookie", clear_cookie_header(scope_port(scope)).encode("ascii"))],
     }
     protocol = scope.get("state", {}).get(_STATE_PROTOCOL)
     if protocol is not None:

@@ -10,7 +10,7 @@ Contract:
 * ``Sessions.redeem(token)`` spends a token: it returns a new session id when the token is
   known, unused and unexpired, else None (a second use, an expired or an unknown token are all
   refused, and told apart only in the message of ``refusal``). The session id is what the page
-  holds, in an ``HttpOnly; SameSite=Strict; Path=/`` cookie named ``COOKIE``.
+  holds, in an ``HttpOnly; SameSite=Strict; Path=/`` cookie named ``cookie_name(port)``.
 * ``Sessions.status(session_id)`` says whether a cookie names a live session (``active``), one
   that ran out (``expired``: sessions last ``SESSION_TTL_S``), or none this server knows
   (``unknown``: never made, signed out, or made under a key since rotated); ``check`` is
@@ -40,9 +40,9 @@ import logging
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from vaultpilot.server.keyfile import write_private
 
@@ -57,7 +57,9 @@ __all__ = [
     "Sessions",
     "clear_cookie_header",
     "cookie_header",
+    "cookie_name",
     "key_fingerprint",
+    "scope_port",
     "session_cookie",
 ]
 
@@ -259,23 +261,37 @@ class Sessions:
         self._stamp = self._file_stamp()
 
 
-def session_cookie(raw_cookie_header: str | None) -> str | None:
+def cookie_name(port: int | None) -> str:
+    """The session cookie's name for the server on ``port``: browsers keep cookies by host, not
+    by port, so two servers on one machine (``--port 34701``) would otherwise replace, and then
+    clear, each other's sign-in."""
+    return f"{COOKIE}_{port}" if port else COOKIE
+
+
+def scope_port(scope: Mapping[str, Any]) -> int | None:
+    """The port the request came in on (the ASGI scope's ``server``), if known."""
+    server = scope.get("server")
+    return int(server[1]) if server and len(server) > 1 and server[1] else None
+
+
+def session_cookie(raw_cookie_header: str | None, port: int | None = None) -> str | None:
     """The session id in a ``Cookie`` header, else None."""
     if not raw_cookie_header:
         return None
+    wanted = cookie_name(port)
     for part in raw_cookie_header.split(";"):
         name, _, value = part.strip().partition("=")
-        if name == COOKIE and value:
+        if name == wanted and value:
             return value
     return None
 
 
-def cookie_header(session_id: str) -> str:
+def cookie_header(session_id: str, port: int | None = None) -> str:
     """The ``Set-Cookie`` value for a new session: script cannot read it, no other site sends
     it, and it lasts until the browser closes (the server forgets it sooner, see the module)."""
-    return f"{COOKIE}={session_id}; HttpOnly; SameSite=Strict; Path=/"
+    return f"{cookie_name(port)}={session_id}; HttpOnly; SameSite=Strict; Path=/"
 
 
-def clear_cookie_header() -> str:
+def clear_cookie_header(port: int | None = None) -> str:
     """The ``Set-Cookie`` value that makes the browser forget its session cookie."""
-    return f"{COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"
+    return f"{cookie_name(port)}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"
