@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -32,11 +31,8 @@ sys.path.insert(0, str(HERE))
 
 import eval_real as E  # noqa: E402
 from vaultpilot.index import hybrid as H  # noqa: E402
-from vaultpilot.index.db import connect  # noqa: E402
 from vaultpilot.index.embedding import load_default_embedder  # noqa: E402
 from vaultpilot.index.hybrid import Fusion  # noqa: E402
-from vaultpilot.index.semantic import embed_pending  # noqa: E402
-from vaultpilot.index.sync import sync_vault  # noqa: E402
 
 VAULTS = ("kepano-obsidian", "obsidian-tasks-docs")
 SETTINGS = [(beta, m) for beta in (0.3, 0.6, 1.0) for m in (1, 3, 5)]
@@ -95,12 +91,7 @@ def main() -> int:
     rows: dict[str, list[Any]] = {}
     with tempfile.TemporaryDirectory(prefix="vp-eval-feedback-") as tmp:
         for name in VAULTS:
-            copy = Path(tmp) / name
-            shutil.copytree(args.corpora / name, copy)
-            conn = connect(Path(tmp) / f"{name}.db")
-            sync_vault(conn, copy, counts=True)
-            embed_pending(conn, embedder)
-            vault = E.Vault(conn, embedder)
+            vault = E.indexed_copy(args.corpora, name, Path(tmp), embedder)
             asked = [q for q in questions if q["vault"] == name]
             product: Callable[[str], list[str]] = vault.hybrid()
             plain = {q["id"]: product(str(q["question"])) for q in asked}
@@ -117,7 +108,7 @@ def main() -> int:
                 rows.setdefault(f"{label}, order only", []).extend(
                     (q, order[q["id"]] if plain[q["id"]] else []) for q in asked
                 )
-            conn.close()
+            vault.conn.close()
     print("| Setting | recall@1 | recall@5 | MRR@10 | no-answer | " + " | ".join(VAULTS) + " |")
     print("|---|---|---|---|---|---|---|")
     for label, got in rows.items():

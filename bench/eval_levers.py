@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import shutil
 import sys
 import tempfile
 from collections import defaultdict
@@ -49,11 +48,8 @@ import eval_real as E  # noqa: E402
 from vaultpilot.index import hybrid as H  # noqa: E402
 from vaultpilot.index import keyword_side as K  # noqa: E402
 from vaultpilot.index import search as S  # noqa: E402
-from vaultpilot.index.db import connect  # noqa: E402
 from vaultpilot.index.embedding import load_default_embedder  # noqa: E402
 from vaultpilot.index.hybrid import Fusion, hybrid_search  # noqa: E402
-from vaultpilot.index.semantic import embed_pending  # noqa: E402
-from vaultpilot.index.sync import sync_vault  # noqa: E402
 
 Row = dict[str, Any]
 Embed = Callable[[list[str]], np.ndarray]
@@ -273,12 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     variants: dict[str, list[Any]] = defaultdict(list)
     with tempfile.TemporaryDirectory(prefix="vp-levers-") as tmp:
         for name in VAULTS:
-            copy = Path(tmp) / name
-            shutil.copytree(args.corpora / name, copy)
-            conn = connect(Path(tmp) / f"{name}.db")
-            sync_vault(conn, copy, counts=True)
-            embed_pending(conn, embedder)
-            vault = E.Vault(conn, embedder)
+            vault = E.indexed_copy(args.corpora, name, Path(tmp), embedder)
+            conn = vault.conn
             asked = [q for q in questions if q["vault"] == name]
             data += collect(conn, vault, asked, args.models)
             for label, rows in keyword_variants(conn, vault, asked).items():

@@ -110,6 +110,17 @@ class Vault:
         return rank
 
 
+def indexed_copy(corpora: Path, name: str, scratch: Path, embedder: Embedder) -> Vault:
+    """A copy of corpus vault ``name`` in ``scratch``, indexed and embedded (the caller closes
+    ``vault.conn``)."""
+    copy = scratch / name
+    shutil.copytree(corpora / name, copy, dirs_exist_ok=True)
+    conn = connect(scratch / f"{name}.db")
+    sync_vault(conn, copy, counts=True)
+    embed_pending(conn, embedder)
+    return Vault(conn, embedder)
+
+
 def metrics(rows: list[tuple[Question, list[str]]]) -> dict[str, float]:
     answerable = [(q, r) for q, r in rows if q["expected"]]
     empty = [(q, r) for q, r in rows if not q["expected"]]
