@@ -49,9 +49,12 @@ def _verb(event: ApprovalRequired) -> str:
 
 
 def _the_move_itself(event: ApprovalRequired, path: str) -> bool:
-    """Whether ``path`` is the note or folder a move_note/move_folder moves (not one of the
-    notes whose links it rewrites): leaving it out refuses the whole move."""
-    if event.operation not in ("move_note", "move_folder"):
+    """Whether ``path`` is the one note or folder a move moves (by the operation's facts: a
+    move of its ``target``, not of several ``targets``), not a note whose links it rewrites:
+    leaving it out refuses the whole move."""
+    tool = _VAULT_TOOLS.get(event.name)
+    op = tool.operation(event.arguments) if tool is not None else None
+    if op is None or op.kind != "move" or "target" not in op.files:
         return False
     diff = next((d for d in event.diffs if d.get("path") == path), {})
     before, after = diff.get("from"), diff.get("to")

@@ -254,11 +254,13 @@ def _word_evidence(
 ) -> dict[int, tuple[float, float]]:
     """``coverage`` of the candidates, the notes whose title holds every word looked at first."""
     every_word = [fid for fid, (_, hit) in kw_rank.items() if hit.all_words]
-    titled = [fid for fid, (_, hit) in kw_rank.items() if hit.titled and fid in set(order)]
+    candidates = set(order)
+    titled = [fid for fid, (_, hit) in kw_rank.items() if hit.titled and fid in candidates]
+    first = set(titled)
     return coverage(
         conn,
         text,
-        titled + [fid for fid in order if fid not in set(titled)],
+        titled + [fid for fid in order if fid not in first],
         stem=fusion.stem,
         holds_all=every_word,
         seek=seek,

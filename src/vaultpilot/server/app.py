@@ -385,15 +385,15 @@ def _page_routes(app: FastAPI, state: ServerState) -> None:
     @app.get("/login", include_in_schema=False)
     async def login(request: Request, token: str = "") -> Response:
         session = state.sessions.redeem(token) if token else None
+        port = scope_port(request.scope)
         if session is None:
-            port = scope_port(request.scope)
             if state.sessions.check(session_cookie(request.headers.get("cookie"), port)):
                 # This browser is signed in already (a link opened twice): on to the view.
                 return RedirectResponse("/", status_code=303, headers=_NO_STORE)
             why = state.sessions.refusal(token) if token else "unknown"
             return HTMLResponse(login_refused_page(why), status_code=401, headers=_NO_STORE)
         # 303: the browser fetches / with GET, and the token leaves the address bar.
-        headers = {**_NO_STORE, "Set-Cookie": cookie_header(session, scope_port(request.scope))}
+        headers = {**_NO_STORE, "Set-Cookie": cookie_header(session, port)}
         return RedirectResponse("/", status_code=303, headers=headers)
 
     @app.post("/logout", include_in_schema=False)

@@ -182,9 +182,8 @@ def move_items(
     done: dict[str, str] = {}
     for src, dst in items:
         try:
-            check_case_twin(ctx, src, dst)
             made = new_folders(ctx, dst)
-            move_path(ctx.root, src, dst)
+            move_path(ctx.root, src, dst)  # refuses a twin in case or accents, as the preview
             log_change(ctx, "move", src, dst)
             log_folders(ctx, made)
         except VaultpilotError as err:
