@@ -7,6 +7,7 @@ OpenAI-compatible model server over HTTP.
 from __future__ import annotations
 
 import json
+import subprocess
 import typing
 from collections.abc import Iterator
 from pathlib import Path
@@ -121,9 +122,11 @@ def test_the_agent_offers_the_vault_tools_and_the_confined_process_tools(
     ctx: ToolContext, data_dir: Path, serve: Any
 ) -> None:
     model = model_for(serve([]))
-    names = [
-        s.name for s in build_agent(ctx, AgentConfig(), model, data_root=data_dir).tools.specs()
-    ]
+    agent = build_agent(ctx, AgentConfig(), model, data_root=data_dir)
+    names = [s.name for s in agent.tools.specs()]
+    assert names == [t.name for t in TOOLS]  # not a git repository: git_agent could only fail
+    subprocess.run(["git", "init", "-q", str(ctx.root)], check=True)
+    names = [s.name for s in agent.tools.specs()]
     assert names[:3] == [t.name for t in TOOLS]
     assert "git_agent" in names and not NOT_OFFERED & set(names)
     off = build_agent(ctx, AgentConfig(process_tools=False), model, data_root=data_dir)

@@ -24,6 +24,7 @@ from vaultpilot.agent import ApprovalPolicy, ProcessTools
 from vaultpilot.agent.build import run_process_tool
 from vaultpilot.agent.schemas import tool_entry
 from vaultpilot.agent.testing import ScriptedCall, ScriptedTurn
+from vaultpilot.agent.toolset import CombinedTools
 from vaultpilot.cli import agent_cmds
 from vaultpilot.contract.catalog import shipped_tools
 
@@ -193,6 +194,17 @@ def test_git_agent_refuses_a_vault_that_is_not_its_own_repository(
     assert "git init" in result["error"] and "outer commit" not in json.dumps(result)
 
 
+def test_git_agent_is_offered_only_once_the_vault_is_a_repository(tmp_path: Path) -> None:
+    """Without a .git folder every git_agent call could only fail: the model is not offered it
+    (its calls still say why); after 'git init' the next run offers it."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    tools = CombinedTools(ProcessTools.for_vault(shipped_tools(), run_process_tool, vault))
+    assert "git_agent" not in [s.name for s in tools.for_run("r1").specs()]
+    _git(vault, "init", "-q")
+    assert "git_agent" in [s.name for s in tools.for_run("r2").specs()]
+
+
 def test_fixed_and_unknown_arguments_are_refused_before_any_tool_runs(tmp_path: Path) -> None:
     ran: list[tuple[str, dict[str, Any]]] = []
 
@@ -241,6 +253,7 @@ def test_process_tool_writes_follow_the_policy() -> None:
 
 
 def test_process_tool_schemas_the_model_sees(tmp_path: Path) -> None:
+    _git(tmp_path, "init", "-q")  # git_agent is offered in a repository only
     tools = ProcessTools.for_vault(shipped_tools(), run_process_tool, tmp_path)
     entries = [tool_entry(s.name, s.description, s.parameters) for s in tools.specs()]
     assert "vault_path is set by vaultpilot" in json.dumps(entries)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -240,6 +241,7 @@ def test_make_model_builds_a_working_openai_client(serve: Any, tmp_path: Path) -
 def test_registered_process_tools_are_offered_beside_the_builtin_ones(
     serve: Any, vault_tools: VaultTools, vault: Path
 ) -> None:
+    subprocess.run(["git", "init", "-q", str(vault)], check=True)  # git_agent needs a repository
     process = ProcessTools.for_vault(shipped_tools(), run_process_tool, vault)
     call = ScriptedCall(name="obsidian_agent", arguments={"type": "read_note", "note_name": "test"})
     server = serve([ScriptedTurn(tool_calls=[call]), ScriptedTurn(text="read")])

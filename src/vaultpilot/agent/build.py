@@ -5,7 +5,8 @@
 * the three vault tools on ``ctx`` (``VaultTools``), whose runs each make one change set;
 * when ``config.process_tools`` is on, the process tools registered in memory.db (the shipped
   ``git_agent`` and any the user registered), bound to the run's vault (``ProcessTools.for_vault``:
-  the model cannot point them elsewhere) and run through the contract orchestrator in a child with
+  the model cannot point them elsewhere; git_agent is offered once the vault is a git repository)
+  and run through the contract orchestrator in a child with
   an allowlisted environment that finds the same data folder, so the same vault write lock.
   ``obsidian_agent`` is not offered: its actions are the vault tools' ``create_note``,
   ``update_note`` and ``read_note`` without their safeguards (versions, dry-run diffs, journal);

@@ -132,8 +132,13 @@ class ProcessTools:
         return cls(tuple(tools), runner, MappingProxyType(fixed))
 
     def specs(self) -> list[ToolSpec]:
+        """What the model is offered; a tool bound to a vault that is not a git repository is
+        left out until it is one (each of its calls could only fail)."""
         out = []
         for tool in self.tools:
+            repo = self.fixed.get(tool.name, {}).get("repo_path")
+            if repo is not None and _not_a_repository(tool.name, str(repo)) is not None:
+                continue
             fixed = list(self.fixed.get(tool.name, {}))  # set by the transport, not the model
             params = flatten_tagged_union(tool.payload_schema, omit=fixed)
             description = tool.description
@@ -283,29 +288,29 @@ class FunctionTools:
 
 
 class CombinedTools:
-    """Several tool sets as one; a name offered by two sets goes to the first."""
+    """Several tool sets as one; a name offered by two sets goes to the first. What the sets
+    offer is read again by ``specs`` and ``for_run`` (a vault may have become a git repository);
+    ``call`` routes by what they offered when this object was made (a run's, by ``for_run``)."""
 
     def __init__(self, *sets: ToolSet) -> None:
-        self._owner: dict[str, ToolSet] = {}
-        self._specs: list[ToolSpec] = []
-        for tool_set in sets:
+        self._sets = sets
+        self._owner = self._owners()
+
+    def _owners(self) -> dict[str, tuple[ToolSet, ToolSpec]]:
+        owner: dict[str, tuple[ToolSet, ToolSpec]] = {}
+        for tool_set in self._sets:
             for spec in tool_set.specs():
-                if spec.name not in self._owner:
-                    self._owner[spec.name] = tool_set
-                    self._specs.append(spec)
+                owner.setdefault(spec.name, (tool_set, spec))
+        return owner
 
     def specs(self) -> list[ToolSpec]:
-        return list(self._specs)
+        return [spec for _, spec in self._owners().values()]
 
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         owner = self._owner.get(name)
         if owner is None:
             return _unknown(name, list(self._owner))
-        return owner.call(name, arguments)
+        return owner[0].call(name, arguments)
 
     def for_run(self, run_id: str) -> CombinedTools:
-        sets: list[ToolSet] = []
-        for owner in self._owner.values():
-            if not any(owner is seen for seen in sets):
-                sets.append(owner)
-        return CombinedTools(*(for_run(s, run_id) for s in sets))
+        return CombinedTools(*(for_run(s, run_id) for s in self._sets))
