@@ -3,18 +3,24 @@ journal, and the scripted model server; and the pure pieces of the terminal view
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
+from rich.cells import cell_len
+from rich.console import Console
 from typer.testing import CliRunner
 
 from tests.cli.scripted_env import scripted_env
 from vaultpilot.agent.events import FileCount, StepLabel
 from vaultpilot.agent.testing import ScriptedCall, ScriptedModelServer, ScriptedTurn
+from vaultpilot.cli.agent_session import Session
+from vaultpilot.cli.agent_view import TerminalView
+from vaultpilot.cli.chat import ChatState, slash
 from vaultpilot.cli.main import app
 from vaultpilot.cli.steps import counts, label, line_counts, outcome, render
 from vaultpilot.cli.stream import WordWrapper
@@ -310,3 +316,23 @@ def test_ask_json_keeps_stdout_to_json_lines_while_it_asks(
     assert any(e.get("kind") == "approval_required" for e in events)
     assert "Type a number" in done.stderr
     assert not (vault / "test.md").exists()
+
+
+def test_the_spinner_line_fits_the_terminal_in_cells_not_characters() -> None:
+    """Wide characters (a CJK note name) take two cells each: the line is cut by cells."""
+    out = io.StringIO()
+    view = TerminalView(Console(file=out, force_terminal=True, width=30))
+    view.waiting = True
+    view.spinner.activity = "Reading 会議メモ会議メモ会議メモ会議メモ.md"
+    view.tick()
+    drawn = out.getvalue().split("\x1b[2m", 1)[1].split("\x1b[0m", 1)[0]
+    assert "会議" in drawn and cell_len(drawn) <= 29
+
+
+def test_mode_names_a_word_that_is_not_a_mode_and_keeps_the_mode() -> None:
+    out = io.StringIO()
+    state = ChatState(None, "ask")
+    assert slash("/mode sideways", cast(Session, None), state, Console(file=out, width=200))
+    assert "'sideways' is not a mode" in out.getvalue() and state.mode == "ask"
+    assert slash("/mode auto", cast(Session, None), state, Console(file=out, width=200))
+    assert "Mode auto" in out.getvalue()

@@ -227,7 +227,7 @@ class TerminalView:
         """Redraw the spinner line (only in a terminal, only while nothing streams)."""
         if not (self.live and self.waiting):
             return
-        line = self.spinner.frame()[: max(10, self.console.width - 1)]
+        line = chop_cells(self.spinner.frame(), max(10, self.console.width - 1))[0]
         self.console.file.write("\r\x1b[2K\x1b[2m" + line + "\x1b[0m")
         self.console.file.flush()
         self.spinning = True

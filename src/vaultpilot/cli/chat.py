@@ -255,7 +255,11 @@ def slash(command: str, session: Session, state: ChatState, out: Console) -> boo
             wanted = rest.strip() or ("auto" if state.mode == "ask" else "ask")
             if wanted not in ("ask", "auto"):
                 out.print(
-                    Text("Modes: /mode ask (ask before risky steps) or /mode auto.", "yellow")
+                    Text(
+                        f"'{wanted}' is not a mode. Modes: /mode ask (ask before risky steps) "
+                        "or /mode auto (approve them all).",
+                        "yellow",
+                    )
                 )
             else:
                 state.mode = "auto" if wanted == "auto" else "ask"
