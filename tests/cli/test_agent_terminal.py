@@ -180,6 +180,24 @@ def test_a_run_that_failed_before_anything_was_said_is_not_kept(
         conn.close()
 
 
+def test_ask_stopped_at_max_steps_says_how_to_continue_it(vault: Path, env: dict[str, str]) -> None:
+    read = ScriptedCall(
+        name="obsidian_query_vault", arguments={"operation": "list_structure", "path": ""}
+    )
+    turns = [ScriptedTurn(tool_calls=[read]), ScriptedTurn(tool_calls=[read])]
+    with ScriptedModelServer(turns) as server:
+        done = runner.invoke(
+            app,
+            ["ask", "look around", "--vault", str(vault), "--max-steps", "1"],
+            env={**env, "VAULTPILOT_BASE_URL": server.base_url},
+        )
+    assert done.exit_code == 3, done.output
+    conv = re.search(r"conversation ([0-9a-f]+)", done.output)
+    assert conv is not None, done.output
+    hint = f"vaultpilot ask --vault {vault} --conversation {conv.group(1)} 'go on'"
+    assert hint in " ".join(done.output.split()), done.output
+
+
 def test_step_labels_and_outcomes() -> None:
     assert label("obsidian_get_context", {"contextType": "read_note", "target": "A.md"}) == (
         "Read(A.md)"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 import sys
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -93,7 +94,12 @@ def ask(
     as_json: JsonEvents = False,
     verbose: VerboseOpt = False,
 ) -> None:
-    """Ask the agent once: it searches, reads and edits the vault, showing each step."""
+    """Ask the agent once: it searches, reads and edits the vault, showing each step.
+
+    Exit status: 0 done; 1 failed (the model or a setting: the message says which); 3 stopped
+    at max_steps or the token budget (continue it with --conversation ID); 4 a step was not
+    approved; 130 interrupted.
+    """
     with open_session(vault, data_dir, yes=yes, flags=_flags(model, base_url, max_steps)) as s:
         fresh = not conversation
         if conversation:
@@ -115,6 +121,10 @@ def ask(
             delete_conversation(s.memory, conv_id)  # nothing worth continuing
         elif not as_json:
             console.print(Text(f"conversation {conv_id}", "dim"))
+            if result.reason in ("max_steps", "budget"):
+                where = f" --vault {shlex.quote(str(vault))}" if vault is not None else ""
+                again = f"vaultpilot ask{where} --conversation {conv_id} 'go on'"
+                console.print(Text(f"Continue it with: {again}"), soft_wrap=True)
     if _EXIT[result.reason]:
         raise typer.Exit(_EXIT[result.reason])
     if result.unapproved:
