@@ -123,3 +123,13 @@ def test_contract_schema() -> None:
     assert json.loads(out.stdout) == json_schema("ActionResponse")
     bad = vp("contract", "schema", "Nope")
     assert bad.exit_code == 2 and "No contract schema named 'Nope'" in bad.output
+
+
+def test_list_at_80_columns_wraps_at_words(data_dir: Path) -> None:
+    out = CliRunner().invoke(app, ["agents", "list"], env={"COLUMNS": "80", "NO_COLOR": "1"})
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert any(line.endswith("-m vaultpilot.contract.obsidian_agent") for line in lines)
+    words = set(out.output.split())
+    assert {"git_commit,", "update_note", "repo_path."} <= words, out.output
+    assert all(line == line.rstrip() for line in lines)

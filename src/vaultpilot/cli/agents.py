@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import textwrap
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -100,13 +101,21 @@ def list_command(data_dir: DataDirOption = None, as_json: JsonOption = False) ->
         ]
         console.print_json(data=rows)
         return
-    table = Table(title="Registered tools")
-    for column in ("Name", "Kind", "Actions", "Description", "Command"):
-        table.add_column(column, overflow="fold")
+    # One block a tool, wrapped at words: a table folded module names at 80 columns.
+    width = max(40, console.width - 1)
     for t in tools:
         command = " ".join(t.command) if isinstance(t, ProcessTool) else "(in-process)"
-        table.add_row(t.name, t.kind, "\n".join(_actions(t)), t.description, command)
-    console.print(table)
+        console.print(Text.assemble((t.name, "bold"), (f" ({t.kind})", "dim")))
+        for text, style in (
+            (t.description, ""),
+            (f"actions: {', '.join(_actions(t)) or '(none listed)'}", "dim"),
+            (f"command: {command}", "dim"),
+        ):
+            wrapped = textwrap.fill(
+                text, width, initial_indent="  ", subsequent_indent="    ",
+                break_long_words=False, break_on_hyphens=False,
+            )  # fmt: skip
+            console.print(Text(wrapped, style), soft_wrap=True)
 
 
 @agents_app.command("call")
