@@ -16,10 +16,10 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from tests.cli.scripted_env import scripted_env
-from vaultpilot.agent.events import FileCount, StepLabel
+from vaultpilot.agent.events import ApprovalRequired, FileCount, StepLabel
 from vaultpilot.agent.testing import ScriptedCall, ScriptedModelServer, ScriptedTurn
 from vaultpilot.cli.agent_session import Session
-from vaultpilot.cli.agent_view import TerminalView
+from vaultpilot.cli.agent_view import TerminalView, approval_block
 from vaultpilot.cli.chat import ChatState, slash
 from vaultpilot.cli.main import app
 from vaultpilot.cli.steps import counts, label, line_counts, outcome, render
@@ -354,3 +354,17 @@ def test_mode_names_a_word_that_is_not_a_mode_and_keeps_the_mode() -> None:
     assert "'sideways' is not a mode" in out.getvalue() and state.mode == "ask"
     assert slash("/mode auto", cast(Session, None), state, Console(file=out, width=200))
     assert "Mode auto" in out.getvalue()
+
+
+def test_an_approval_without_diffs_shows_its_arguments_as_lines() -> None:
+    event = ApprovalRequired(
+        "c1", "git_agent", "git_add", {"type": "git_add", "files": ["Inbox.md", "Plan.md"]},
+        "git_agent git_add changes things outside the vault tools, so it asks first.",
+    )  # fmt: skip
+    shown = approval_block(event, width=60).plain
+    assert "    files: Inbox.md, Plan.md\n" in shown and "    type: git_add\n" in shown
+    assert "{" not in shown and '"' not in shown
+    message = {"type": "git_commit", "message": "Weekly review\n\nTagged the meeting notes"}
+    event = ApprovalRequired("c2", "git_agent", "git_commit", message, "asks first")
+    shown = approval_block(event, width=60).plain
+    assert "    message: Weekly review\n" in shown and "      Tagged the meeting notes" in shown

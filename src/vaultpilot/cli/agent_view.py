@@ -157,10 +157,25 @@ def approval_block(event: ApprovalRequired, *, width: int = 120) -> Text:
         text.append(f"  {counts}\n", "dim")
         text.append_text(_diff_text(str(d.get("diff") or ""), width))
     if not event.diffs:
-        shown = json.dumps(event.arguments, ensure_ascii=False, indent=2)
-        for line in shown.splitlines()[:_DIFF_LINES]:
-            text.append("    " + line + "\n", "dim")
+        for line in _argument_lines(event.arguments, width)[:_DIFF_LINES]:
+            text.append(line + "\n", "dim")
     return text
+
+
+def _argument_lines(arguments: dict[str, Any], width: int) -> list[str]:
+    """A step without diffs (git_agent's git_add, a tool of the user's) shows its arguments as
+    ``name: value`` lines, a list as its items, folded at ``width``."""
+    lines: list[str] = []
+    for name, value in arguments.items():
+        if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+            shown = ", ".join(str(v) for v in value) or "(none)"
+        elif isinstance(value, str):
+            shown = value
+        else:
+            shown = json.dumps(value, ensure_ascii=False)
+        for i, piece in enumerate(shown.splitlines() or [""]):
+            lines += fold(f"    {name}: {piece}" if i == 0 else f"      {piece}", width - 1)
+    return lines
 
 
 def _file_counts(d: dict[str, Any], path: str) -> str:
