@@ -133,3 +133,19 @@ def test_list_at_80_columns_wraps_at_words(data_dir: Path) -> None:
     words = set(out.output.split())
     assert {"git_commit,", "update_note", "repo_path."} <= words, out.output
     assert all(line == line.rstrip() for line in lines)
+
+
+def test_call_gives_the_vault_when_the_payload_names_none(data_dir: Path, vault: Path) -> None:
+    payload = json.dumps({"note_name": "Plan"})
+    args = ["agents", "call", "obsidian_agent", "--action", "read_note", "--payload", payload]
+    out = vp(*args, "--vault", str(vault))
+    assert out.exit_code == 0, out.output
+    assert "- [ ] ship" in out.output
+    elsewhere = vault.parent / "other"
+    elsewhere.mkdir()
+    (elsewhere / "Plan.md").write_text("# Other plan\n", encoding="utf-8")
+    named = json.dumps({"note_name": "Plan", "vault_path": str(elsewhere)})
+    out = vp(*args[:-1], named, "--vault", str(vault))  # the payload's own vault wins
+    assert out.exit_code == 0 and "Other plan" in out.output, out.output
+    out = vp(*args, "--vault", str(vault / "missing"))
+    assert out.exit_code == 2 and "Traceback" not in out.output, out.output

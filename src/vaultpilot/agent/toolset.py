@@ -59,6 +59,7 @@ __all__ = [
     "failure",
     "for_run",
     "result_ok",
+    "vault_arguments",
 ]
 
 log = logging.getLogger(__name__)
@@ -125,8 +126,7 @@ class ProcessTools:
         """The tools bound to one vault: each ``vault_path``/``repo_path`` a tool takes is it."""
         fixed: dict[str, Mapping[str, Any]] = {}
         for tool in tools:
-            taken = _argument_names(tool.payload_schema)
-            pinned = {name: str(vault) for name in VAULT_ARGUMENTS if name in taken}
+            pinned = {name: str(vault) for name in vault_arguments(tool)}
             if pinned:
                 fixed[tool.name] = MappingProxyType(pinned)
         return cls(tuple(tools), runner, MappingProxyType(fixed))
@@ -188,6 +188,12 @@ class ProcessTools:
                 f"{name} could not be run ({type(exc).__name__}). Don't retry it; tell the user, "
                 "who can see the details in the log."
             )
+
+
+def vault_arguments(tool: ProcessTool) -> list[str]:
+    """The arguments of ``VAULT_ARGUMENTS`` that ``tool`` takes (where it works)."""
+    taken = _argument_names(tool.payload_schema)
+    return [name for name in VAULT_ARGUMENTS if name in taken]
 
 
 def _argument_names(schema: dict[str, Any]) -> set[str]:

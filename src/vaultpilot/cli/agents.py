@@ -25,14 +25,15 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from vaultpilot.cli.common import err_console
+from vaultpilot.agent.toolset import vault_arguments
+from vaultpilot.cli.common import VaultOpt, discover_vault, err_console
 from vaultpilot.contract.catalog import register_shipped
 from vaultpilot.contract.models import SCHEMA_NAMES, json_schema
 from vaultpilot.contract.orchestrator import DEFAULT_TIMEOUT_S, Failed, Replied, call_tool
-from vaultpilot.errors import RequestError, VaultpilotError
+from vaultpilot.errors import RequestError, SetupError, VaultpilotError
 from vaultpilot.locations import DATA_DIR_ENV, data_root, memory_db_path
 from vaultpilot.memory.db import connect
-from vaultpilot.memory.registry import ProcessTool, RegisteredTool, list_tools
+from vaultpilot.memory.registry import ProcessTool, RegisteredTool, get_tool, list_tools
 
 __all__ = ["agents_app", "contract_app", "register"]
 
@@ -131,8 +132,14 @@ def call_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the ActionResponse JSON only.")
     ] = False,
+    vault: VaultOpt = None,
 ) -> None:
-    """Call a process tool with one ActionRequest and show its ActionResponse."""
+    """Call a process tool with one ActionRequest and show its ActionResponse.
+
+    A tool that works on a vault or repository (vault_path, repo_path) is given the vault when
+    the payload does not name one: --vault, $VAULTPILOT_VAULT or the nearest folder with
+    .obsidian/.
+    """
     try:
         body = json.loads(payload)
     except json.JSONDecodeError as exc:
@@ -140,6 +147,11 @@ def call_command(
     if not isinstance(body, dict):
         raise _fail('--payload must be a JSON object, e.g. \'{"note_name": "Plan"}\'.', 2)
     conn = _registry(data_dir)
+    try:
+        body = _with_vault(get_tool(conn, name), body, vault)
+    except VaultpilotError as exc:
+        conn.close()
+        raise _fail(str(exc), 2) from None
     # A child that uses memory.db (git_agent registers itself) must find the same one.
     env = None if data_dir is None else {**os.environ, DATA_DIR_ENV: str(data_root(data_dir))}
     try:
@@ -155,6 +167,23 @@ def call_command(
             _show(response.model_dump(mode="json"), as_json=as_json)
             if response.status != "success":
                 raise typer.Exit(1)
+
+
+def _with_vault(tool: RegisteredTool, body: dict[str, Any], flag: str | None) -> dict[str, Any]:
+    """``body`` with the vault in each vault argument the tool takes and the payload leaves out;
+    unchanged when there is none to give (the tool then says what is missing)."""
+    missing = (
+        [n for n in vault_arguments(tool) if n not in body] if isinstance(tool, ProcessTool) else []
+    )
+    if not missing:
+        return body
+    try:
+        where = discover_vault(flag)
+    except SetupError:
+        if flag:
+            raise
+        return body
+    return {**body, **{n: str(where) for n in missing}}
 
 
 def _show(response: dict[str, Any], *, as_json: bool) -> None:
