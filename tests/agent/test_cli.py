@@ -137,7 +137,7 @@ def test_conversations_are_stored_and_resumed(serve: Any, tmp_path: Path) -> Non
     sent = server.requests[2].body["messages"]
     assert sent[1:] == [*history[:5]]  # the resumed run sent the whole stored history
     listed = list_conversations(conn, vault="/v")
-    assert [(c.id, c.title, c.messages) for c in listed] == [(conv.id, "a first question", 6)]
+    assert [(c.id, c.title, c.messages) for c in listed] == [(conv.id, "a first question", 2)]
     kinds = [r[0] for r in conn.execute("SELECT kind FROM conversation_events ORDER BY rowid")]
     assert kinds.count("run_finished") == 2 and "text_chunk" in kinds
     usage = conn.execute("SELECT COUNT(*), SUM(total_tokens) FROM conversation_usage").fetchone()

@@ -44,7 +44,7 @@ class Conversation:
     model: str
     created_at: float
     updated_at: float
-    messages: int
+    messages: int  # the person's messages (the model's and the tools' are not counted)
 
 
 def new_conversation(
@@ -64,7 +64,8 @@ def new_conversation(
 
 _SELECT = """
     SELECT c.id, c.title, c.vault, c.model, c.created_at, c.updated_at,
-           (SELECT COUNT(*) FROM conversation_messages m WHERE m.conversation_id = c.id)
+           (SELECT COUNT(*) FROM conversation_messages m
+             WHERE m.conversation_id = c.id AND json_extract(m.message, '$.role') = 'user')
     FROM conversations c
 """
 
