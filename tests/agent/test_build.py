@@ -279,3 +279,27 @@ def test_mentions_follow_the_vaults_rules(serve: Any, vault: Path, data_dir: Pat
     (asked,) = of_kind(events, ApprovalRequired)
     assert "untrusted" in asked.reason and "Clippings/Offer.md" in asked.reason
     assert "- bought" not in (vault / "Inbox.md").read_text(encoding="utf-8")
+
+
+def test_a_deletes_approval_names_the_notes_whose_links_would_break(
+    serve: Any, ctx: ToolContext, vault: Path, data_dir: Path
+) -> None:
+    (vault / "Doomed.md").write_text("# Doomed\n", encoding="utf-8")
+    (vault / "Linker.md").write_text("See [[Doomed]].\n", encoding="utf-8")
+    server = serve(
+        [
+            _call("d1", operation="delete_note", target="Doomed.md", confirmDestructive=True),
+            ScriptedTurn(text="Kept it."),
+        ]
+    )
+    controls = RunControls()
+
+    def answer(event: Any) -> None:
+        if event.kind == "approval_required":
+            controls.deny(event.call_id, "keep it")
+
+    agent = build_agent(ctx, AgentConfig(), model_for(server), data_root=data_dir)
+    events = collect(agent, "delete Doomed", controls=controls, on_event=answer)
+    (asked,) = of_kind(events, ApprovalRequired)
+    assert "1 note still links to it and would then have an unresolved link" in asked.reason
+    assert "Linker.md" in asked.reason and (vault / "Doomed.md").exists()

@@ -472,9 +472,11 @@ class _Run:
         """Put the call to the person: the arguments to run it with (the files they chose), or
         the result to give the model instead (refused, overridden, or it cannot run)."""
         controls = self.controls
-        diffs, cannot = await self._preview(call.name, arguments)
+        diffs, cannot, warned = await self._preview(call.name, arguments)
         if cannot is not None:  # it would fail as asked: the person is not asked for it
             return cannot, "tool"
+        if warned:  # what the change would do beside its diffs (links left unresolved, ...)
+            reason = " ".join([reason, *warned])
         per_file = _per_file(call.name, arguments, diffs)
         self.emit(
             ApprovalRequired(call.id, call.name, operation, arguments, reason, diffs, per_file)
@@ -517,20 +519,23 @@ class _Run:
 
     async def _preview(
         self, name: str, arguments: dict[str, Any]
-    ) -> tuple[tuple[dict[str, Any], ...], dict[str, Any] | None]:
+    ) -> tuple[tuple[dict[str, Any], ...], dict[str, Any] | None, list[str]]:
         """The diffs a note change would write, from the tool's dry run (nothing is written),
-        and the dry run's failure when it failed: the call cannot run as asked, so there is
-        nothing to approve. No diffs and no failure when the operation has no dry run."""
+        the dry run's failure when it failed (the call cannot run as asked, so there is nothing
+        to approve), and its warnings (a delete's notes left with unresolved links). Nothing of
+        the three when the operation has no dry run."""
         op = call_operation(name, arguments)
         if op is None or not op.dry_run or arguments.get("dryRun") is True:
-            return (), None
+            return (), None, []
         dry = {**arguments, "dryRun": True}
         result = await asyncio.to_thread(self.tools.call, name, dry)
         if not result_ok(result):
-            return (), result
+            return (), result, []
         found = result.get("diffs")
         diffs = tuple(d for d in found if isinstance(d, dict)) if isinstance(found, list) else ()
-        return diffs, None
+        warned = result.get("warnings")
+        notes = [w for w in warned if isinstance(w, str)] if isinstance(warned, list) else []
+        return diffs, None, notes
 
     def _for_model(self, message: ChatMessage) -> ChatMessage:
         """A tool message with its note text between this agent's boundary markers (stored
