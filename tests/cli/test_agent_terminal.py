@@ -368,3 +368,13 @@ def test_an_approval_without_diffs_shows_its_arguments_as_lines() -> None:
     event = ApprovalRequired("c2", "git_agent", "git_commit", message, "asks first")
     shown = approval_block(event, width=60).plain
     assert "    message: Weekly review\n" in shown and "      Tagged the meeting notes" in shown
+
+
+def test_a_pure_moves_approval_says_moved_not_plus_zero_minus_zero() -> None:
+    moved = {
+        "path": "Archive/Inbox.md", "from": "Inbox.md", "to": "Archive/Inbox.md",
+        "diff": "--- a/Inbox.md\n+++ b/Archive/Inbox.md\n",
+    }  # fmt: skip
+    event = ApprovalRequired("m1", "obsidian_vault_manager", "move_note", {}, "asks", (moved,))
+    shown = approval_block(event, width=100).plain
+    assert "Inbox.md → Archive/Inbox.md  moved, text unchanged" in shown and "+0" not in shown

@@ -182,11 +182,14 @@ def _file_counts(d: dict[str, Any], path: str) -> str:
     """A file's line counts, ``+3 −1``; for a file that is not a note (no hunks to count),
     what happens to it: ``binary, deleted`` rather than a ``+0 −0`` that reads as nothing."""
     diff = str(d.get("diff") or "")
+    before, after = d.get("from"), d.get("to")
+    moved = bool(before and after and before != after)
     if "\n@@" not in "\n" + diff and not path.lower().endswith(".md"):
-        before, after = d.get("from"), d.get("to")
         what = "deleted" if after is None else "created" if before is None else "changed"
-        return f"binary, {'moved' if before and after and before != after else what}"
+        return f"binary, {'moved' if moved else what}"
     added, removed = diff_counts(diff)
+    if moved and not added and not removed:
+        return "moved, text unchanged"
     return f"+{added} −{removed}"
 
 
