@@ -22,6 +22,7 @@ from vaultpilot.cli.agent_session import Session
 from vaultpilot.cli.agent_view import TerminalView, approval_block
 from vaultpilot.cli.chat import ChatState, slash
 from vaultpilot.cli.main import app
+from vaultpilot.cli.replay import replay
 from vaultpilot.cli.steps import counts, label, line_counts, outcome, render
 from vaultpilot.cli.stream import WordWrapper
 from vaultpilot.memory.db import connect
@@ -378,3 +379,35 @@ def test_a_pure_moves_approval_says_moved_not_plus_zero_minus_zero() -> None:
     event = ApprovalRequired("m1", "obsidian_vault_manager", "move_note", {}, "asks", (moved,))
     shown = approval_block(event, width=100).plain
     assert "Inbox.md → Archive/Inbox.md  moved, text unchanged" in shown and "+0" not in shown
+
+
+def test_a_replayed_conversation_shows_the_steps_as_they_were_seen_live(
+    vault: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    append = ScriptedCall(
+        name="obsidian_vault_manager",
+        arguments={"operation": "append_note", "target": "test.md", "content": "one\ntwo"},
+    )
+    turns = [
+        ScriptedTurn(tool_calls=[append]),
+        ScriptedTurn(tool_calls=[_delete("test.md")]),
+        ScriptedTurn(text="Appended, and kept the note."),
+    ]
+    with ScriptedModelServer(turns) as server:
+        done = _ask(env, server, vault, "append then delete", stdin="3\nno\n")
+    assert done.exit_code == 0, done.output
+    assert "● Append(test.md)  +2 −0" in done.output
+    assert "⊘ Delete(test.md)  declined by you" in done.output
+    conv = re.search(r"conversation ([0-9a-f]+)", done.output)
+    assert conv is not None, done.output
+    conn = connect(tmp_path / "data" / "memory.db")
+    try:
+        out = io.StringIO()
+        replay(conn, conv.group(1), [], Console(file=out, width=200))
+    finally:
+        conn.close()
+    shown = out.getvalue()
+    assert "› append then delete" in shown
+    assert "● Append(test.md)  +2 −0" in shown and "Appended to" not in shown
+    assert "⊘ Delete(test.md)  declined by you" in shown
+    assert "Appended, and kept the note." in shown

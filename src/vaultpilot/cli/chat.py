@@ -12,11 +12,10 @@ deleted again.
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Literal
 
 from rich.console import Console
 from rich.table import Table
@@ -25,18 +24,16 @@ from rich.text import Text
 from vaultpilot.agent import NoteVersions, get_conversation, list_conversations, load_history
 from vaultpilot.agent import new_conversation as create_conversation
 from vaultpilot.agent.conversations import delete_conversation
-from vaultpilot.agent.model import ChatMessage
-from vaultpilot.agent.toolset import result_ok
 from vaultpilot.cli.agent_session import RunOutcome, Session, run_once
-from vaultpilot.cli.agent_view import TerminalView, print_text
+from vaultpilot.cli.agent_view import TerminalView
 from vaultpilot.cli.approvals import Ask
+from vaultpilot.cli.replay import replay
 from vaultpilot.cli.run_changes import RunChanges
-from vaultpilot.cli.steps import label, outcome
 from vaultpilot.cli.typeahead import typing_held
 from vaultpilot.errors import VaultpilotError
 from vaultpilot.memory.journal import ChangeSet
 
-__all__ = ["SLASH", "ChatState", "header", "replay", "run_chat"]
+__all__ = ["SLASH", "ChatState", "header", "run_chat"]
 
 SLASH: dict[str, str] = {
     "/help": "this list",
@@ -46,7 +43,6 @@ SLASH: dict[str, str] = {
     "/mode": "ask before risky steps (ask) or approve them all (auto): /mode auto",
     "/exit": "leave (also /quit, Ctrl-D, or Ctrl-C twice)",
 }
-_TRANSCRIPT_CHARS = 600
 
 
 class ChatState:
@@ -72,60 +68,6 @@ def header(session: Session, out: Console) -> None:
                 "yellow",
             )
         )
-
-
-def replay(messages: list[ChatMessage], out: Console) -> None:
-    """The stored conversation, compactly: what was asked, each step, each answer."""
-    calls: dict[str, str] = {}
-    for m in messages:
-        role = m.get("role")
-        content = m.get("content")
-        if role == "user" and isinstance(content, str):
-            text = content.split("\n\n### Context from attached files ###", 1)[0]
-            out.print(Text("› " + text, "bold"), soft_wrap=True)
-        elif role == "assistant":
-            for call in m.get("tool_calls") or []:
-                fn = call.get("function", {})
-                try:
-                    args = json.loads(fn.get("arguments") or "{}")
-                except ValueError:
-                    args = None
-                calls[str(call.get("id"))] = label(str(fn.get("name")), args)
-            if isinstance(content, str) and content.strip():
-                shown = content.strip()
-                if len(shown) > _TRANSCRIPT_CHARS:
-                    shown = shown[: _TRANSCRIPT_CHARS - 1] + "…"
-                print_text(out, shown)
-        elif role == "tool":
-            try:
-                result = json.loads(str(content))
-            except ValueError:
-                result = {}
-            result = result if isinstance(result, dict) else {}
-            out.print(_replayed_step(calls.get(str(m.get("tool_call_id")), "step"), result))
-    out.print(Text("─" * min(40, out.width), "dim"))
-
-
-def _replayed_step(what: str, result: dict[str, Any]) -> Text:
-    error = str(result.get("error") or "")
-    line = Text()
-    if error.startswith("The user refused"):
-        line.append("⊘ ", "yellow")
-        line.append(what, "bold")
-        line.append("  declined by you", "yellow")
-    elif error.startswith("Refused: the approval policy"):
-        line.append("⊘ ", "yellow")
-        line.append(what, "bold")
-        line.append("  refused by the approval policy", "yellow")
-    elif result_ok(result):
-        line.append("● ", "green")
-        line.append(what, "bold")
-        line.append("  " + outcome(result), "dim")
-    else:
-        line.append("✗ ", "red")
-        line.append(what, "bold")
-        line.append("  " + outcome(result), "red")
-    return line
 
 
 def _help(out: Console) -> None:
@@ -329,7 +271,8 @@ def run_chat(
     if state.conversation_id:
         get_conversation(session.memory, state.conversation_id)
         out.print(Text(f"resuming conversation {state.conversation_id}", "dim"))
-        replay(load_history(session.memory, state.conversation_id), out)
+        history = load_history(session.memory, state.conversation_id)
+        replay(session.memory, state.conversation_id, history, out)
         state.change_sets = _recorded_runs(session, state.conversation_id)
     versions = NoteVersions()
     while True:
