@@ -10,6 +10,13 @@ a rule for the call decides; within a layer the more specific rule wins, then th
 So ``git_agent = "deny"`` in the configuration refuses ``git_commit`` too, although the default
 layer asks for it; when no layer has a rule, the policy's ``default`` (``"allow"``) decides.
 ``auto_approve`` (``vaultpilot ask --yes``) turns every "ask" into "allow" but keeps "deny".
+``ruling`` says which rule decided (its key), so a refusal can name it; ``configured`` is the
+policy without the default layer: only what the configuration says (the server's ``/rpc``
+clients are held to that, see ``server.approvals``).
+
+``Approvals`` is the one reader of the ``[approvals]`` table for a long-running program (the
+server, ``vaultpilot mcp``): the policy and the file it came from, read again when that file
+changes, so a person who changes a rule need not restart the server.
 
 ``DEFAULT_RULES`` asks before every destructive step: each vault-tool operation whose facts
 (``tools.operations``) say ``destructive`` (deletes, moves, bulk operations), any shell tool, and
@@ -26,12 +33,16 @@ the model cannot step around a rule by choosing the other tool.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
+from vaultpilot.configfile import file_stamp
 from vaultpilot.contract.catalog import GIT_ACTIONS
+from vaultpilot.errors import VaultpilotError
 from vaultpilot.tools import TOOLS, get_tool
 from vaultpilot.tools.operations import Operation
 
@@ -39,11 +50,13 @@ __all__ = [
     "DEFAULT_RULES",
     "SAME_AS",
     "ApprovalPolicy",
+    "Approvals",
     "Decision",
     "check_rule_names",
     "operation_of",
 ]
 
+log = logging.getLogger(__name__)
 Decision = Literal["allow", "ask", "deny"]
 _MANAGER = "obsidian_vault_manager"
 DEFAULT_RULES: Mapping[str, Decision] = MappingProxyType(
@@ -121,19 +134,30 @@ class ApprovalPolicy:
     def with_rules(self, rules: Mapping[str, Decision]) -> ApprovalPolicy:
         return replace(self, over=(*self.over, MappingProxyType(dict(rules))))
 
+    def configured(self) -> ApprovalPolicy:
+        """This policy without the default layer: only the rules the configuration sets."""
+        return replace(self, rules=MappingProxyType({}))
+
     def decide(self, tool: str, operation: str | None, *, dry_run: bool = False) -> Decision:
         """``dry_run``: the call only previews (``dryRun``), which writes nothing, so an
         operation that has a dry run is not asked about (a denied one stays denied)."""
-        decision = self._rule(tool, operation)
+        return self.ruling(tool, operation, dry_run=dry_run)[0]
+
+    def ruling(
+        self, tool: str, operation: str | None, *, dry_run: bool = False
+    ) -> tuple[Decision, str | None]:
+        """The decision (as ``decide``) and the key of the rule that made it (None: no rule,
+        the policy's ``default``)."""
+        decision, key = self._rule(tool, operation)
         if decision == "ask" and self.auto_approve:
-            return "allow"
+            return "allow", key
         if decision == "ask" and dry_run:
             facts = _facts(tool, operation)
             if facts is not None and facts.dry_run:
-                return "allow"
-        return decision
+                return "allow", key
+        return decision, key
 
-    def _rule(self, tool: str, operation: str | None) -> Decision:
+    def _rule(self, tool: str, operation: str | None) -> tuple[Decision, str | None]:
         key = f"{tool}.{operation}"
         alias = SAME_AS.get(key) if operation is not None else None
         for layer in (*reversed(self.over), self.rules):
@@ -141,8 +165,8 @@ class ApprovalPolicy:
             if found is None and alias is not None:
                 found = _in_layer(layer, *alias)
             if found is not None:
-                return found
-        return self.default
+                return layer[found], found
+        return self.default, None
 
     def reason(self, tool: str, operation: str | None) -> str:
         """What the call does, in one sentence for the person asked ("Deletes a note (to the
@@ -162,7 +186,63 @@ def _facts(tool: str, operation: str | None) -> Operation | None:
     return get_tool(alias[0]).operations.get(alias[1]) if alias else None
 
 
-def _in_layer(layer: Mapping[str, Decision], tool: str, operation: str | None) -> Decision | None:
+def _in_layer(layer: Mapping[str, Decision], tool: str, operation: str | None) -> str | None:
+    """The key of the layer's rule for the call, if it has one."""
     if operation is not None and f"{tool}.{operation}" in layer:
-        return layer[f"{tool}.{operation}"]
-    return layer.get(tool)
+        return f"{tool}.{operation}"
+    return tool if tool in layer else None
+
+
+@dataclass(slots=True)
+class Approvals:
+    """The approval policy and the config file it is set in (see the module). ``current()``
+    reads the policy again when that file changed; a file being edited or wrong keeps the last
+    good policy."""
+
+    policy: ApprovalPolicy
+    config_path: Path | None = None
+    _stamp: tuple[int, int] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self._stamp = file_stamp(self.config_path)
+
+    @classmethod
+    def read(
+        cls, config_path: Path | None, rules: Mapping[str, Decision] | None = None
+    ) -> Approvals:
+        """The policy of ``rules`` (an ``[approvals]`` table already read), else of the file at
+        ``config_path`` (an unreadable file: the defaults; whoever reads it reports why)."""
+        if rules is None:
+            rules = _read_rules(config_path) or {}
+        return cls(ApprovalPolicy().with_rules(rules), config_path)
+
+    def current(self) -> ApprovalPolicy:
+        stamp = file_stamp(self.config_path)
+        if stamp is not None and stamp != self._stamp and self.config_path is not None:
+            self._stamp = stamp
+            found = _read_rules(self.config_path)
+            if found is not None:
+                self.policy = ApprovalPolicy().with_rules(found)
+        return self.policy
+
+    def where(self) -> str:
+        """Where the rules are set, for a message: "the config file PATH"."""
+        path = f" {self.config_path}" if self.config_path is not None else ""
+        return f"the config file{path}"
+
+    def how_to_allow(self, key: str) -> str:
+        return (
+            f'add `"{key}" = "allow"` under [approvals] in {self.where()} '
+            "(`vaultpilot config` shows it)"
+        )
+
+
+def _read_rules(path: Path | None) -> Mapping[str, Decision] | None:
+    """The ``[approvals]`` table of the config file at ``path``; None when it cannot be read."""
+    from vaultpilot.agent.config import load_config  # it imports this module
+
+    try:
+        return load_config(path=path).config.approvals
+    except VaultpilotError as err:  # being edited, or wrong
+        log.warning("kept the approval policy: %s", err.message)
+        return None

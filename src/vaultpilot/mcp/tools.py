@@ -27,21 +27,15 @@ from __future__ import annotations
 
 import copy
 import json
-import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from vaultpilot.agent.approvals import ApprovalPolicy, operation_of
-from vaultpilot.agent.config import load_config
+from vaultpilot.agent.approvals import Approvals, operation_of
 from vaultpilot.agent.guard import RunGuard
-from vaultpilot.configfile import file_stamp
-from vaultpilot.errors import VaultpilotError
 from vaultpilot.mcp.approval import Asked, ask_person, summarize
 from vaultpilot.mcp.vaults import VaultSession
 from vaultpilot.tools import TOOLS, get_tool
@@ -56,38 +50,11 @@ VAULT_PARAM = "vault"
 MAX_ARGUMENTS = 4 * 1024 * 1024
 
 
-log = logging.getLogger(__name__)
 _NAMES = tuple(tool.name for tool in TOOLS)  # in the registry's order: the same every run
 _UNDO_OVER_MCP = (
     "There is no undo over MCP: to restore it, the person runs `vaultpilot undo --last` in a "
     "terminal (or `vaultpilot undo ID`, the ID from `vaultpilot history`)."
 )
-
-
-@dataclass(slots=True)
-class Approvals:
-    """The approval policy and where it is configured (for the refusal message). ``current()``
-    reads the policy again when that file changed, so a person who allows a refused call there
-    need not restart the server their client started."""
-
-    policy: ApprovalPolicy
-    config_path: Path | None = None
-    _stamp: tuple[int, int] | None = field(default=None, repr=False)
-
-    def __post_init__(self) -> None:
-        self._stamp = file_stamp(self.config_path)
-
-    def current(self) -> ApprovalPolicy:
-        stamp = file_stamp(self.config_path)
-        if stamp is not None and stamp != self._stamp and self.config_path is not None:
-            self._stamp = stamp
-            try:
-                found = load_config(path=self.config_path).config.approvals
-            except VaultpilotError as err:  # being edited, or wrong: the last good policy holds
-                log.warning("kept the approval policy: %s", err.message)
-            else:
-                self.policy = ApprovalPolicy().with_rules(found)
-        return self.policy
 
 
 def _schema(parameters: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
@@ -164,10 +131,7 @@ def _pick_vault(
 
 
 def _how_to_allow(key: str, approvals: Approvals) -> str:
-    where = "the config file"
-    if approvals.config_path is not None:
-        where += f" {approvals.config_path}"
-    return f'add `"{key}" = "allow"` under [approvals] in {where} (`vaultpilot config` shows it)'
+    return approvals.how_to_allow(key)
 
 
 async def _dry_run(

@@ -24,6 +24,27 @@ cannot also say yes to it:
 
 Refusing (``approved: false``) is always allowed, the asker included: it only stops something.
 A refused approval is a ``RequestError`` naming why, and the request stays pending.
+
+**The [approvals] rules on /rpc and /ws** (``hold_to_rules``). A vault tool call from a client
+(``POST /rpc``, ``POST /tools/<name>``, a ``/ws`` frame, a ToolOverride the server runs), and the
+spec's CreateNote and UpdateNote (decided as the ``obsidian_vault_manager`` operation each one is,
+``create_note``, ``update_note`` or ``append_note``, so a rule for that operation or for the
+manager binds them too), is held to the rules the configuration's ``[approvals]`` table sets,
+the same table (``agent.approvals.Approvals``, read again when the file changes) the built-in
+agent's runs and MCP clients are held to:
+
+* ``deny``: refused (``request_refused``), naming the rule and the file it is set in; nothing
+  runs.
+* ``ask``: the operation's dry run is run first (a call that cannot run is answered with its own
+  error, nobody is asked), then the call is asked for like ExecuteShell, with the dry run's
+  diffs in the ``approval_required`` event; once approved the dry run is made again and the call
+  is refused if what it would change is no longer what was shown. ``dryRun: true`` of an
+  operation that has a dry run writes nothing and is not asked about.
+* ``allow``, or no rule: it runs.
+
+The built-in default layer (asking before destructive steps, written for a model's calls) is not
+applied here: only rules the person wrote bind these clients, so a program that deletes a note
+through /rpc keeps working until a rule says otherwise.
 """
 
 from __future__ import annotations
@@ -31,12 +52,16 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from vaultpilot.agent.approvals import Approvals, operation_of
 from vaultpilot.agent.events import ApprovalRequired, ApprovalResolved, event_to_dict
 from vaultpilot.errors import RequestError
+from vaultpilot.server.vaults import VaultHandle
 from vaultpilot.server.ws import Hub, Subscriber
+from vaultpilot.tools.registry import call_operation
 
 __all__ = ["Answer", "ApprovalBroker", "approver_problem"]
 
@@ -81,6 +106,11 @@ class ApprovalBroker:
     def pending(self) -> list[str]:
         return list(self._pending)
 
+    def name_of(self, call_id: str) -> str | None:
+        """The command or tool a pending approval is for (None: no such approval)."""
+        pending = self._pending.get(call_id)
+        return pending.name if pending is not None else None
+
     def _publish(self, vault_id: str, event: ApprovalRequired | ApprovalResolved) -> None:
         frame = {
             "type": "event",
@@ -100,6 +130,8 @@ class ApprovalBroker:
         reason: str,
         timeout: float,
         asker: Subscriber | None,
+        operation: str | None = None,
+        diffs: tuple[dict[str, Any], ...] = (),
     ) -> Answer:
         """Ask every subscriber; the first allowed answer decides (see the module)."""
         if self._hub.count(besides=asker) == 0:
@@ -112,7 +144,9 @@ class ApprovalBroker:
         call_id = f"approval-{uuid.uuid4().hex[:12]}"
         future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
         self._pending[call_id] = _Pending(future, asker, name)
-        self._publish(vault_id, ApprovalRequired(call_id, name, None, arguments, reason))
+        self._publish(
+            vault_id, ApprovalRequired(call_id, name, operation, arguments, reason, diffs)
+        )
         by: Literal["user", "nobody"] = "user"
         try:
             answer = await asyncio.wait_for(future, timeout)
@@ -142,3 +176,66 @@ class ApprovalBroker:
             Answer(approved, reason or ("approved" if approved else "refused"))
         )
         return True
+
+    async def hold_to_rules(
+        self,
+        rules: Approvals,
+        vault: VaultHandle,
+        name: str,
+        arguments: Mapping[str, Any],
+        *,
+        asker: Subscriber | None,
+        timeout: float,
+    ) -> None:
+        """Return when the vault tool call ``name(arguments)`` may run under the ``[approvals]``
+        rules (see the module); RequestError (or the dry run's own error) when it may not."""
+        policy = rules.current().configured()
+        if not any(policy.over):
+            return  # no rules set: the hot path pays one stat of the config file
+        operation = operation_of(arguments)
+        decision, key = policy.ruling(name, operation, dry_run=arguments.get("dryRun") is True)
+        what = f"{name}.{operation}" if operation else name
+        if decision == "allow":
+            return
+        if decision == "deny":
+            raise RequestError(
+                f'{what} is refused: the rule `"{key}" = "deny"` under [approvals] in '
+                f"{rules.where()} denies it to every client. Nothing was changed. To let it "
+                'run, change that rule to "ask" (a person approves each call in the agent '
+                'view) or "allow".'
+            )
+        op = call_operation(name, arguments)
+        diffs = await _preview(vault, name, arguments) if op is not None and op.dry_run else None
+        answer = await self.ask(
+            vault_id=vault.vault_id,
+            name=name,
+            operation=operation,
+            arguments=dict(arguments),
+            reason=f'{policy.reason(name, operation)} The rule `"{key}" = "ask"` under '
+            "[approvals] asks first.",
+            timeout=timeout,
+            asker=asker,
+            diffs=diffs or (),
+        )
+        if not answer.approved:
+            raise RequestError(
+                f'{what} was not approved: {answer.reason}. The rule `"{key}" = "ask"` '
+                f"under [approvals] in {rules.where()} asks a person first. Nothing was changed."
+            )
+        if diffs is not None and await _preview(vault, name, arguments) != diffs:
+            raise RequestError(
+                f"{what} was not run: the notes it changes were edited while a person was "
+                "asked, so the approved change is no longer the one it would make. Nothing was "
+                "changed; read the notes again and send the call again."
+            )
+
+
+async def _preview(
+    vault: VaultHandle, name: str, arguments: Mapping[str, Any]
+) -> tuple[dict[str, Any], ...]:
+    """The diffs of the call's dry run (nothing is written); its error when it cannot run."""
+    outcome = await vault.run_tool(name, {**arguments, "dryRun": True})
+    if outcome.error is not None:
+        raise outcome.error
+    found = outcome.result.get("diffs") or ()
+    return tuple(d for d in found if isinstance(d, dict))

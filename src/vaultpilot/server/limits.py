@@ -18,6 +18,12 @@ Contract:
 * ``text_problem(raw)`` is that check for a decoded JSON document (a WebSocket frame, already
   UTF-8 by the WebSocket protocol): ``None`` when it is fine, else the message to answer with.
 
+``MAX_PENDING_SOCKETS`` caps the WebSockets that are open but not yet signed in (no key or
+session in the handshake, waiting to send ``Authenticate``, at most ``ws.AUTH_TIMEOUT_S``): one
+more is closed at once with ``CLOSE_TRY_AGAIN`` (1013) and a reason saying so. A socket signed in
+by its handshake (``Authorization`` header, key subprotocol, session cookie) is never counted nor
+refused, so a flood of keyless sockets cannot lock out the person's own clients.
+
 The WebSocket message size is limited where uvicorn is started (``ws_max_size``), which closes a
 socket sending a larger message with 1009 before buffering it, and again in ``ws`` for servers
 started without it.
@@ -36,6 +42,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from vaultpilot.server.envelope import ErrorCode, failure
 
 __all__ = [
+    "CLOSE_TRY_AGAIN",
+    "MAX_PENDING_SOCKETS",
+    "PENDING_REFUSED",
     "BodyLimitMiddleware",
     "body_problem",
     "replaying",
@@ -43,6 +52,13 @@ __all__ = [
     "too_large_message",
 ]
 
+# Sockets waiting to authenticate: a person's pages and programs need a handful at most.
+MAX_PENDING_SOCKETS = 32
+CLOSE_TRY_AGAIN = 1013
+PENDING_REFUSED = (  # a close reason: at most 123 bytes
+    f"too many sockets waiting to sign in (at most {MAX_PENDING_SOCKETS}); retry, or send the "
+    "key in the handshake"
+)
 # How much of a refused body is read and dropped so the client sees the 413 (then the
 # connection is closed instead): enough for any honest mistake, bounded for anything else.
 _DRAIN_BYTES = 1024 * 1024 * 1024

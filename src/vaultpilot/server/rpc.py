@@ -76,7 +76,33 @@ def _arguments(name: str, raw: dict[str, Any]) -> Any:
 
 
 # ----- handlers
-async def _tool(vault: VaultHandle, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+async def _held(
+    state: ServerState,
+    vault: VaultHandle,
+    name: str,
+    arguments: dict[str, Any],
+    sub: Subscriber | None,
+) -> None:
+    """Return when the client's vault tool call may run under the [approvals] rules; raise
+    when it may not (see ``approvals``)."""
+    await state.approvals.hold_to_rules(
+        state.runs.approvals,
+        vault,
+        name,
+        arguments,
+        asker=sub,
+        timeout=state.settings.shell.approval_timeout,
+    )
+
+
+async def _tool(
+    state: ServerState,
+    vault: VaultHandle,
+    name: str,
+    arguments: dict[str, Any],
+    sub: Subscriber | None,
+) -> dict[str, Any]:
+    await _held(state, vault, name, arguments, sub)
     # The tool's facts say whether the call takes the vault's write turn before it starts.
     outcome = await vault.run_tool(name, arguments)
     if outcome.error is not None:
@@ -139,10 +165,17 @@ async def _execute_shell(
     }
 
 
+# CreateNote and UpdateNote are obsidian_vault_manager operations (``tools.api``): held to the
+# rules as the manager call each one is.
+_MANAGER = "obsidian_vault_manager"
+
+
 async def _create_note(
-    state: ServerState, args: CreateNoteArgs, _sub: Subscriber | None
+    state: ServerState, args: CreateNoteArgs, sub: Subscriber | None
 ) -> dict[str, Any]:
     vault = state.vaults.get(args.vault_id)
+    call = {"operation": "create_note", "target": args.file_path, "content": args.content}
+    await _held(state, vault, _MANAGER, call, sub)
     written = await vault.run(lambda ctx: api.create_note(ctx, args.file_path, args.content))
     return {"Success": True, "NoteURI": vault.note_uri(written.path), "Version": written.version}
 
@@ -162,10 +195,27 @@ def _update(ctx: ToolContext, args: UpdateNoteArgs) -> api.Written:
     )
 
 
+def _update_call(args: UpdateNoteArgs) -> dict[str, Any]:
+    """The obsidian_vault_manager call ``_update`` makes, for the rules."""
+    changes = args.changes
+    if isinstance(changes, str):
+        return {"operation": "update_note", "target": args.file_path, "content": changes}
+    appends = changes.append is not None
+    call = {
+        "operation": "append_note" if appends else "update_note",
+        "target": args.file_path,
+        "content": changes.append if appends else changes.content,
+        "metadata": changes.frontmatter or None,
+        "expectedVersion": changes.expected_version or None,
+    }
+    return {k: v for k, v in call.items() if v is not None}
+
+
 async def _update_note(
-    state: ServerState, args: UpdateNoteArgs, _sub: Subscriber | None
+    state: ServerState, args: UpdateNoteArgs, sub: Subscriber | None
 ) -> dict[str, Any]:
     vault = state.vaults.get(args.vault_id)
+    await _held(state, vault, _MANAGER, _update_call(args), sub)
     written = await vault.run(lambda ctx: _update(ctx, args))
     return {"Success": True, "Version": written.version}
 
@@ -229,7 +279,7 @@ async def _resume_agent(
 
 
 async def _tool_override(
-    state: ServerState, args: ToolOverrideArgs, _sub: Subscriber | None
+    state: ServerState, args: ToolOverrideArgs, sub: Subscriber | None
 ) -> dict[str, Any]:
     try:
         record, call_id = state.runs.find_pending(args.tool_name, args.call_id)
@@ -256,6 +306,7 @@ async def _tool_override(
         result = args.result
     elif args.tool_name in AGENT_TOOLS:
         vault = state.vaults.get(record.vault_id)
+        await _held(state, vault, args.tool_name, args.arguments, sub)
         result = await vault.run(lambda ctx: run_tool(ctx, args.tool_name, args.arguments).result)
     else:
         raise InvalidArgumentError(
@@ -271,10 +322,16 @@ async def _approve(
     state: ServerState, args: ApproveToolCallArgs, sub: Subscriber | None
 ) -> dict[str, Any]:
     call_id = args.call_id
-    if args.files and call_id in state.approvals.pending():
+    asked = state.approvals.name_of(call_id)
+    if args.files and asked == "ExecuteShell":
         raise InvalidArgumentError(
             f"'{call_id}' asks to run a shell command, which changes no listed files: approve "
             "or reject it without 'files'."
+        )
+    if args.files and asked is not None:
+        raise InvalidArgumentError(
+            f"'{call_id}' ({asked} from a client) is approved or rejected whole: send it "
+            "without 'files'."
         )
     if not (
         state.approvals.answer(call_id, args.approved, args.reason, by=sub)
@@ -338,17 +395,27 @@ async def _subscribe(
     state: ServerState, args: SubscribeArgs, sub: Subscriber | None
 ) -> dict[str, Any]:
     assert sub is not None
-    sub.role = args.role
-    sub.format = args.format
+    # Only what was sent changes: ``Subscribe {since}`` after ``{role: "agent"}`` stays an agent.
+    sent = args.model_fields_set
+    if "role" in sent:
+        sub.role = args.role
+    if "format" in sent:
+        sub.format = args.format
     if args.since is not None:
         # Queued before the reply: the frames the client missed, in its format.
         for text in sub.render(state.hub.backlog(args.since)):
             sub.offer(text)
-    return {"role": args.role, "format": args.format}
+    return {"role": sub.role, "format": sub.format}
 
 
-async def _authenticate(_state: ServerState, _args: Any, _sub: Subscriber | None) -> dict[str, Any]:
-    return {"authenticated": True}  # reached only on a socket that is already authenticated
+async def _authenticate(_state: ServerState, _args: Any, sub: Subscriber | None) -> dict[str, Any]:
+    # Reached only on a socket that is already signed in (``ws`` reads the first Authenticate).
+    who = f" ({sub.client_id})" if sub is not None else ""
+    raise RequestError(
+        f"This socket{who} is already signed in; nothing changed. Send Authenticate only as "
+        "the first frame of a socket opened without a key; to sign in with another key, open "
+        "a new socket."
+    )
 
 
 COMMANDS: dict[str, Handler] = {
@@ -387,7 +454,7 @@ async def execute(
         vault_id = raw.pop("VaultID", None) or raw.pop("vaultId", None)
         if vault_id is not None and not isinstance(vault_id, str):
             raise InvalidArgumentError("VaultID must be a string naming a configured vault.")
-        return await _tool(state.vaults.get(vault_id), name, raw)
+        return await _tool(state, state.vaults.get(vault_id), name, raw, sub)
     args = arguments if isinstance(arguments, BaseModel) else _arguments(name, arguments)
     return await COMMANDS[name](state, args, sub)
 

@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from vaultpilot.agent.approvals import Approvals
 from vaultpilot.agent.build import build_agent
 from vaultpilot.agent.config import AgentConfig
 from vaultpilot.agent.controls import RunControls
@@ -157,6 +158,11 @@ class Runs:
             "external agent is connected (a WebSocket that sends Subscribe with role 'agent')."
         )
         self._by_vault: dict[str, RunRecord] = {}  # the latest run of each vault
+        # The [approvals] rules, read again when the config file changes: the vault tool calls
+        # of /rpc and /ws clients are held to them (``server.approvals.hold_to_rules``).
+        self.approvals = Approvals.read(
+            settings.config_path, config.approvals if config is not None else None
+        )
 
     def set_model(self, model: ModelClient | None, config: AgentConfig, problem: str = "") -> None:
         """The built-in agent's model and settings (made at start-up from the agent config);

@@ -20,9 +20,13 @@ subscriber (role ``ui``) once authenticated; ``Subscribe {role: "agent"}`` also 
 receive UI commands, and ``Subscribe {format: "spec"}`` switches its agent events to the
 specification's ``{type, data}`` shape (see ``spec_events``). A socket whose handshake carried
 no key (and no session cookie, see ``auth``) must send ``Authenticate {key}`` first; anything
-else, a wrong key or nothing within ``AUTH_TIMEOUT_S`` closes it with 4401. What signed a socket
-in is checked again every ``REVALIDATE_S``: a session signed out (in any tab) or expired, or a key
-rotated since (``vaultpilot key rotate``), closes the socket with 4401 and the reason.
+else, a wrong key or nothing within ``AUTH_TIMEOUT_S`` closes it with 4401; at most
+``limits.MAX_PENDING_SOCKETS`` such sockets wait at once, one more is closed with 1013 and the
+reason (sockets signed in by their handshake are never refused). ``Authenticate`` on a socket
+already signed in is answered with a ``request_refused`` error and changes nothing. ``Subscribe``
+changes only the fields it sends. What signed a socket in is checked again every
+``REVALIDATE_S``: a session signed out (in any tab) or expired, or a key rotated since
+(``vaultpilot key rotate``), closes the socket with 4401 and the reason.
 
 **Resuming.** The hub keeps every frame of each active run (``open_run`` / ``close_run``, at
 most ``MAX_BACKLOG`` frames a run). A new socket receives, right after ``hello``, the stored
@@ -62,7 +66,12 @@ from vaultpilot.server.auth import (
 )
 from vaultpilot.server.envelope import ErrorCode, failure
 from vaultpilot.server.keyfile import KeyStore
-from vaultpilot.server.limits import too_large_message
+from vaultpilot.server.limits import (
+    CLOSE_TRY_AGAIN,
+    MAX_PENDING_SOCKETS,
+    PENDING_REFUSED,
+    too_large_message,
+)
 from vaultpilot.server.spec_events import SpecStream, translate_all
 
 __all__ = [
@@ -130,6 +139,7 @@ class Hub:
         self._seq = itertools.count(1)
         self._spec = SpecStream()
         self._backlog: dict[str, list[dict[str, Any]]] = {}  # active run id -> its frames
+        self.pending = 0  # sockets open and waiting to authenticate (``serve``)
 
     def open_run(self, run_id: str) -> None:
         """Keep the frames of ``run_id`` for clients that connect while it goes."""
@@ -323,7 +333,15 @@ async def serve(
     await ws.accept(subprotocol=ws_subprotocol(ws.scope))
     credential = ws_credential(ws.scope)
     if ws_auth_state(ws.scope) != "ok" or credential is None:
-        key = await _authenticate(ws, keys.check)
+        if hub.pending >= MAX_PENDING_SOCKETS:
+            with contextlib.suppress(Exception):
+                await ws.close(CLOSE_TRY_AGAIN, PENDING_REFUSED)
+            return
+        hub.pending += 1
+        try:
+            key = await _authenticate(ws, keys.check)
+        finally:
+            hub.pending -= 1
         if key is None:
             return
         credential = ("key", key)
