@@ -15,9 +15,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import openai
 import pytest
 
 from tests.server.conftest import Live, command, is_event, is_reply, recv_json, recv_until
+from vaultpilot.agent.config import AgentConfig
+from vaultpilot.agent.openai_model import OpenAIChatModel
+from vaultpilot.agent.testing import ScriptedCall, ScriptedModelServer, ScriptedTurn
 from vaultpilot.server.settings import ShellPolicy
 
 NOTE = "Reference/Concepts/Idempotency.md"
@@ -177,3 +181,49 @@ def test_a_rule_changed_in_the_file_binds_the_running_server(
     second = server.rpc("CreateNote", {"FilePath": "Inbox/Two.md", "Content": "two"})
     assert second["error"]["code"] == "request_refused"
     assert not (vault / "Inbox/Two.md").exists()
+
+
+def test_a_tool_override_the_server_runs_is_held_to_the_rules(
+    live: Callable[..., Live], vault: Path
+) -> None:
+    delete = ScriptedCall(
+        id="call_del",
+        name="obsidian_vault_manager",
+        arguments={"operation": "delete_note", "target": NOTE, "confirmDestructive": True},
+    )
+    model = ScriptedModelServer([ScriptedTurn(tool_calls=[delete])]).start()
+    try:
+        client = openai.AsyncOpenAI(
+            base_url=model.base_url, api_key="test", max_retries=0, timeout=10
+        )
+        server = live(
+            vaults={"vault": vault},
+            model=OpenAIChatModel(client, "scripted"),
+            agent_config=AgentConfig(
+                model="scripted",
+                max_steps=3,
+                approvals={"obsidian_vault_manager.move_note": "deny"},
+            ),
+        )
+        instead = {"operation": "move_note", "target": NOTE, "destination": "Archive"}
+
+        async def go() -> dict[str, Any]:
+            async with server.ws() as ui:
+                await recv_json(ui)
+                await ui.send(json.dumps(command("StartAgent", {"goal": "Delete the note"})))
+                await recv_until(ui, is_event("approval_required"))  # the delete waits
+                override = {"toolName": "obsidian_vault_manager", "arguments": instead}
+                await ui.send(
+                    json.dumps(command("ToolOverride", {**override, "callId": "call_del"}, "o1"))
+                )
+                reply = (await recv_until(ui, is_reply("o1")))[-1]
+                await ui.send(json.dumps(command("InterruptAgent", {"force": True}, "i1")))
+                await recv_until(ui, is_event("run_finished"))
+                return reply
+
+        reply = asyncio.run(go())
+    finally:
+        model.stop()
+    assert reply["error"]["code"] == "request_refused"
+    assert '"obsidian_vault_manager.move_note" = "deny"' in reply["error"]["message"]
+    assert (vault / NOTE).exists() and not (vault / "Archive" / "Idempotency.md").exists()
