@@ -653,21 +653,29 @@ def _same(a: os.stat_result, b: os.stat_result) -> bool:
 @dataclass(frozen=True, slots=True)
 class _Swapped:
     fd: int  # on the replaced file, to see whether anything was saved into it after the check
+    leased: bool  # ``fd`` holds a read lease taken before the check (the caller drops it)
     put_back: bool = False  # a program was opening it to save: it is the note again
     kept: str | None = None  # the conflict copy ``_put_back`` kept, if any
 
 
 def _swap_in(
-    folder: _Dir, tmp: str, name: str, old: str, base: NoteText, rel: str, ours: os.stat_result
+    folder: _Dir,
+    tmp: str,
+    name: str,
+    old: str,
+    base: NoteText,
+    rel: str,
+    ours: os.stat_result,
+    watch: int | None,
 ) -> _Swapped:
     """Rename ``tmp`` (``ours``) over ``name`` only if the note is still exactly ``base``.
 
     ``old`` is a hard link to the note made just before. With a read lease held from the check
-    to past the rename, no program can start saving into the note in between: one that opens
-    it for writing waits for the lease. If one opened it (by its old name) as the rename
-    happened, the note is put back before the lease is dropped, so its save lands in the note
-    and no reader meanwhile sees this change without it. A note another program keeps open for
-    writing gets no lease; the caller's check after the rename covers it.
+    on, no program can start saving into the note: one that opens it for writing waits for the
+    lease. If one opened it (by its old name) as the rename happened, the note is put back
+    before the lease is dropped, so its save lands in the note and no reader meanwhile sees
+    this change without it. The lease stays held for the caller's last look. A note another
+    program keeps open for writing gets no lease; the caller's check after the rename covers it.
     """
     fd = folder.open(old, os.O_RDONLY | _NOFOLLOW)
     lease = _take_lease(fd, limit=0.2)
@@ -682,18 +690,88 @@ def _swap_in(
         if not _same(folder.lstat(name), held):
             raise _stale(rel, base.version, "a newer one")
         folder.rename(tmp, folder, name)
-        if lease == "held" and _lease_broken(fd):
-            swapped = _Swapped(fd, True, _put_back(folder, old, name, ours))
-        else:
-            swapped = _Swapped(fd)
+        leased = lease == "held"
+        if leased and _lease_broken(fd):
+            return _Swapped(fd, leased, True, _put_back(folder, old, name, ours, watch))
+        return _Swapped(fd, leased)
     except BaseException:
         if lease == "held":
             _drop_lease(fd)
         os.close(fd)
         raise
-    if lease == "held":
-        _drop_lease(fd)  # a program waiting to save the replaced file goes on now
-    return swapped
+
+
+def _settle(
+    folder: _Dir,
+    old: str,
+    name: str,
+    base: NoteText,
+    ours: os.stat_result,
+    swapped: _Swapped,
+    watch: int | None,
+) -> tuple[bool, str | None]:
+    """After the rename: whether a program saved into the replaced file (``swapped.fd``, also
+    named ``old``) after the check, and the conflict copy kept, if any. Unlinks ``old``.
+
+    An editor that opened the note before the rename saves into the replaced file: that very
+    file is put back (``_put_back``), unless the note was opened since. The replaced file is
+    read-leased from the check (or, where a program had it open then, from when it closed it)
+    until ``old`` is gone: a program opening it to write before that waits and is seen.
+    """
+    late, kept, leased = swapped.put_back, swapped.kept, swapped.leased
+    try:
+        if not late:
+            if leased:  # held since the check: nobody wrote into it, one opening it waits
+                late = _lease_broken(swapped.fd)
+            else:  # one had it open to write then: wait for it to close, then look
+                got = _take_lease(swapped.fd, limit=1.0)
+                leased = got == "held"
+                late = got == "busy" or content_version(_read_fd(swapped.fd)) != base.version
+            if late:
+                kept = _put_back(folder, old, name, ours, watch)
+        with contextlib.suppress(OSError):
+            folder.unlink(old)
+        if leased and not late and _lease_broken(swapped.fd):
+            # A program opened the replaced file to write between that look and the unlink:
+            # its save goes where no name leads any more. Let it save, then keep its text.
+            _drop_lease(swapped.fd)
+            leased = False
+            _wait_for_writers(swapped.fd)
+            data = _read_fd(swapped.fd)
+            if content_version(data) != base.version:
+                kept = _keep_text_beside(folder, data, name)
+        return late, kept
+    finally:
+        if leased:
+            _drop_lease(swapped.fd)  # a program waiting to save the replaced file goes on now
+
+
+def _watch(folder: _Dir, tmp: str) -> int | None:
+    """A descriptor holding a write lease on the new file ``tmp``, so that any program opening
+    it once it is the note is seen (``_put_back``); None where leases are not to be had."""
+    if fcntl is None or not hasattr(fcntl, "F_SETLEASE"):
+        return None
+    fd = folder.open(tmp, os.O_RDONLY | _NOFOLLOW)
+    if _take_lease(fd, limit=0.0, write=True) == "held":
+        return fd
+    os.close(fd)
+    return None
+
+
+def _unwatch(fd: int | None) -> None:
+    if fd is not None:
+        _drop_lease(fd)  # a program waiting to open the note goes on now
+        os.close(fd)
+
+
+def _keep_text_beside(folder: _Dir, data: bytes, name: str) -> str:
+    """Write ``data`` as a conflict copy next to ``name``; its name."""
+    tmp, _ = _write_temp(folder, data, None)
+    try:
+        return _keep_beside(folder, tmp, name)
+    finally:
+        with contextlib.suppress(OSError):
+            folder.unlink(tmp)
 
 
 def _keep_beside(folder: _Dir, old: str, name: str) -> str:
@@ -729,11 +807,12 @@ def _wait_for_writers(fd: int, *, limit: float = 1.0) -> bool:
 Lease = Literal["held", "busy", "unavailable"]
 
 
-def _take_lease(fd: int, *, limit: float) -> Lease:
+def _take_lease(fd: int, *, limit: float, write: bool = False) -> Lease:
     """A read lease on the file behind ``fd``, waiting (bounded) until no process has it open
     for writing: "held" (until ``_drop_lease``; a process opening it for writing meanwhile waits
     for the drop), "busy" (still open for writing at the deadline), or "unavailable" (not Linux,
-    leases off, or not our file)."""
+    leases off, or not our file). ``write``: a write lease instead, which any other open of the
+    file (to read too) breaks and waits for; only to be had on a file nobody else has open."""
     if fcntl is None or not hasattr(fcntl, "F_SETLEASE"):
         return "unavailable"
     deadline = time.monotonic() + limit
@@ -742,7 +821,7 @@ def _take_lease(fd: int, *, limit: float) -> Lease:
         fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGWINCH)
     while True:
         try:
-            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK if write else fcntl.F_RDLCK)
         except BlockingIOError:
             if time.monotonic() >= deadline:
                 return "busy"
@@ -753,10 +832,11 @@ def _take_lease(fd: int, *, limit: float) -> Lease:
         return "held"
 
 
-def _lease_broken(fd: int) -> bool:
-    """Whether a process is waiting to open the leased file for writing."""
+def _lease_broken(fd: int, *, write: bool = False) -> bool:
+    """Whether a process is waiting to open the leased file for writing (``write``: to open it
+    at all)."""
     try:
-        return int(fcntl.fcntl(fd, fcntl.F_GETLEASE)) != fcntl.F_RDLCK
+        return int(fcntl.fcntl(fd, fcntl.F_GETLEASE)) != (fcntl.F_WRLCK if write else fcntl.F_RDLCK)
     except OSError:
         return False
 
@@ -766,7 +846,9 @@ def _drop_lease(fd: int) -> None:
         fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
 
 
-def _put_back(folder: _Dir, old: str, name: str, ours: os.stat_result) -> str | None:
+def _put_back(
+    folder: _Dir, old: str, name: str, ours: os.stat_result, watch: int | None = None
+) -> str | None:
     """Put the replaced file ``old`` (saved into after the check) back as the note; None, or
     the conflict copy's name when the note was saved again on top of this change meanwhile
     (then that newest save stays the note and ``old`` is kept beside it).
@@ -774,8 +856,17 @@ def _put_back(folder: _Dir, old: str, name: str, ours: os.stat_result) -> str | 
     Where the system can swap two names atomically, nothing can come between the look at the
     note and the restore: the swap first, then the file it displaced is checked (still exactly
     this change, nobody writing into it: dropped; else swapped back and ``old`` kept beside).
+    ``watch`` is a descriptor holding a write lease on this change's file (``ours``) since
+    before it became the note: a program that opened the note meanwhile broke it. Such a
+    program may have read this change and may yet save it into whatever the name holds; the
+    text only ``old`` has would be overwritten by that save, so ``old`` is kept beside instead.
     Elsewhere a check and a rename, with a tiny window between them.
     """
+    if watch is not None and folder.exchange(old, name):
+        if not _lease_broken(watch, write=True) and _same(os.fstat(watch), ours):
+            return None  # nobody opened this change: nobody can save text based on it
+        folder.exchange(old, name)
+        return _keep_beside(folder, old, name)
     if folder.exchange(old, name):
         displaced = folder.open(old, os.O_RDONLY | _NOFOLLOW)
         try:
@@ -827,32 +918,27 @@ def replace_note(
         # Keep the replaced file reachable until it is known that nothing was saved into it
         # after the check (a temp name, so a crash leaves nothing the next start keeps).
         old = _temp_name()
+        watch = _watch(folder, tmp)
         try:
             folder.link(where.name, folder, old)
-            swapped = _swap_in(folder, tmp, where.name, old, base, rel, ours)
+            swapped = _swap_in(folder, tmp, where.name, old, base, rel, ours, watch)
         except BaseException:
+            _unwatch(watch)
             for leftover in (tmp, old):
                 with contextlib.suppress(OSError):
                     folder.unlink(leftover)
             raise
-        late, kept = swapped.put_back, swapped.kept
         try:
-            if not late:
-                # An editor that opened the note before the rename saved into the old file
-                # after the check, or still has it open to save (its save would land in the
-                # old file): put that very file back, unless the note changed again since.
-                late = not _wait_for_writers(swapped.fd) or (
-                    content_version(_read_fd(swapped.fd)) != base.version
-                )
-                kept = _put_back(folder, old, where.name, ours) if late else None
+            late, kept = _settle(folder, old, where.name, base, ours, swapped, watch)
         finally:
             os.close(swapped.fd)
+            _unwatch(watch)
             with contextlib.suppress(OSError):
                 folder.unlink(old)
         if kept is not None:
             raise ConflictKeptError(
-                f"'{rel}' was saved by another program twice while it was being written: this "
-                f"change is in the note, and the text saved in between is kept in "
+                f"'{rel}' was saved by another program while it was being written: this "
+                f"change is in the note, and the text that program saved is kept in "
                 f"'{posixpath.join(posixpath.dirname(rel), kept)}' "
                 "beside it. Tell the person; do not redo the change."
             )
