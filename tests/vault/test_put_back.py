@@ -7,12 +7,16 @@ check-and-rename fallback, exercised here too by turning the swap off).
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from vaultpilot.errors import ConflictKeptError, StaleVersionError
 from vaultpilot.vault import files
 from vaultpilot.vault.exchange import exchange
 
@@ -68,3 +72,129 @@ def test_a_save_on_top_of_the_change_stays_and_the_late_one_is_kept_beside(
         "this change\nand a save on top of it\n"
     )
     assert (folder.path / copy).read_text(encoding="utf-8") == "the editor's late save\n"
+
+
+def _watched(folder: files._Dir) -> int:
+    """A write lease on the note as the tool's change holds it (``files._watch``)."""
+    fd = os.open(folder.path / "Note.md", os.O_RDONLY)
+    if files._take_lease(fd, limit=0.0, write=True) != "held":
+        os.close(fd)
+        pytest.skip("this system gives no file leases")
+    return fd
+
+
+def test_the_late_save_is_put_back_when_nobody_opened_the_change(folder: files._Dir) -> None:
+    ours = _setup(folder)
+    watch = _watched(folder)
+    try:
+        assert files._put_back(folder, ".old.tmp", "Note.md", ours, watch) is None
+    finally:
+        files._unwatch(watch)
+    assert (folder.path / "Note.md").read_text(encoding="utf-8") == "the editor's late save\n"
+    assert not list(folder.path.glob("Note (conflict *).md"))
+
+
+READER = """
+import sys
+with open(sys.argv[1], encoding="utf-8") as fh:
+    print(fh.read(), end="", flush=True)
+"""
+
+
+@pytest.fixture
+def swap_folder(tmp_path: Path) -> Iterator[files._Dir]:
+    """A folder where the system swaps names (where it cannot, there are no leases either)."""
+    (tmp_path / "a").write_text("a", encoding="utf-8")
+    (tmp_path / "b").write_text("b", encoding="utf-8")
+    if not exchange(None, str(tmp_path / "a"), str(tmp_path / "b")):
+        pytest.skip("this system cannot swap two names atomically")
+    fd = os.open(tmp_path, os.O_RDONLY)
+    yield files._Dir(tmp_path, fd)
+    os.close(fd)
+
+
+def test_a_program_that_opened_the_change_keeps_it_the_note_and_the_late_save_beside(
+    swap_folder: files._Dir,
+) -> None:
+    """It may have read the change and save it again in place: put back, the late save would
+    be overwritten by that save, so the late save is kept beside instead."""
+    folder = swap_folder
+    ours = _setup(folder)
+    watch = _watched(folder)
+    reader = subprocess.Popen(
+        [sys.executable, "-c", READER, str(folder.path / "Note.md")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while not files._lease_broken(watch, write=True):  # its open waits on the lease
+            assert time.monotonic() < deadline, "the reader never opened the note"
+            time.sleep(0.005)
+        copy = files._put_back(folder, ".old.tmp", "Note.md", ours, watch)
+    finally:
+        files._unwatch(watch)
+        out, _ = reader.communicate(timeout=20)
+    assert out == "this change\n"  # what it read is what the note holds
+    assert copy is not None and copy.startswith("Note (conflict ")
+    assert (folder.path / "Note.md").read_text(encoding="utf-8") == "this change\n"
+    assert (folder.path / copy).read_text(encoding="utf-8") == "the editor's late save\n"
+
+
+# Another program, holding the note open to write from before the tool's check, first reads
+# the note by its name (the tool's change by then), then writes its own line through the old
+# descriptor, then saves what it read plus a second line in place (truncate, then write).
+TWO_SAVES = """
+import os, sys, time
+path = sys.argv[1]
+fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+print("open", flush=True)
+sys.stdin.readline()
+with open(path, encoding="utf-8") as fh:
+    text = fh.read()
+os.write(fd, b"late line 1\\n")
+os.close(fd)
+time.sleep(0.05)
+with open(path, "w", encoding="utf-8") as fh:
+    fh.write(text + "late line 2\\n")
+"""
+
+
+def test_a_save_through_the_old_file_survives_a_save_read_from_the_change(tmp_path: Path) -> None:
+    """The put-back window: the note holds the change while the other program reads it, then
+    the old file (with its first line) is put back, and its second save, made from what it
+    read, would overwrite that first line. Both lines stay in the vault and the tool says so."""
+    note = tmp_path / "Note.md"
+    note.write_text("# Note\n", encoding="utf-8")
+    other = subprocess.Popen(
+        [sys.executable, "-c", TWO_SAVES, str(note)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    stdin, stdout = other.stdin, other.stdout
+    assert stdin is not None and stdout is not None
+    assert stdout.readline().strip() == "open"
+    base = files.read_note(tmp_path, "Note.md")
+
+    def proceed() -> None:
+        stdin.write("\n")
+        stdin.flush()
+
+    # Once the tool has renamed its change in (its lease wait on the open note is 0.2 s).
+    go = threading.Timer(0.4, proceed)
+    go.start()
+    try:
+        with pytest.raises((StaleVersionError, ConflictKeptError)) as err:
+            files.replace_note(tmp_path, "Note.md", base.text + "tool line\n", base.fmt, base=base)
+    finally:
+        go.join()
+        stdin.close()
+        other.wait(timeout=20)
+    copies = sorted(tmp_path.glob("Note (conflict *).md"))
+    kept = note.read_text(encoding="utf-8") + "".join(c.read_text(encoding="utf-8") for c in copies)
+    assert "late line 1\n" in kept and "late line 2\n" in note.read_text(encoding="utf-8")
+    if copies:  # a text kept beside is always reported
+        assert isinstance(err.value, ConflictKeptError)
+        assert copies[0].name in err.value.message
+    assert not list(tmp_path.glob(".vaultpilot-*.tmp"))
