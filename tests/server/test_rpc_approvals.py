@@ -227,3 +227,15 @@ def test_a_tool_override_the_server_runs_is_held_to_the_rules(
     assert reply["error"]["code"] == "request_refused"
     assert '"obsidian_vault_manager.move_note" = "deny"' in reply["error"]["message"]
     assert (vault / NOTE).exists() and not (vault / "Archive" / "Idempotency.md").exists()
+
+
+def test_a_rule_for_a_read_operation_binds_it_and_not_the_others(
+    start: Callable[..., Live],
+) -> None:
+    server = start({"obsidian_get_context.read_multiple": "deny"})
+    many = {"contextType": "read_multiple", "targets": [NOTE, "Home.md"]}
+    refused = server.rpc("obsidian_get_context", many)
+    assert refused["error"]["code"] == "request_refused"
+    assert '"obsidian_get_context.read_multiple" = "deny"' in refused["error"]["message"]
+    one = server.rpc("obsidian_get_context", {"contextType": "read_note", "target": NOTE})
+    assert one["success"] is True, one

@@ -1,8 +1,8 @@
 """Which tool calls run at once, which wait for the person, and which are refused.
 
 A rule maps ``"tool"`` or ``"tool.operation"`` to ``"allow"``, ``"ask"`` or ``"deny"``. The
-operation of a call is its ``operation`` argument (obsidian_vault_manager) or its
-``type``/``action`` (process tools).
+operation of a call is the argument its tool selects operations by (``operation``,
+``queryType``, ``contextType``) or its ``type``/``action`` (process tools).
 
 Rules come in layers: ``rules`` (by default ``DEFAULT_RULES``) at the bottom, and each
 ``with_rules`` (the configuration's ``[approvals]`` table) laid over them. The top layer that has
@@ -114,9 +114,14 @@ def check_rule_names(rules: Mapping[str, Any]) -> None:
             )
 
 
+# The arguments that name a call's operation: each vault tool's selector (``queryType``,
+# ``contextType``, ``operation``), and a process tool's ``type`` or ``action``.
+_SELECTORS = tuple(dict.fromkeys(("operation", "type", "action", *(t.selector for t in TOOLS))))
+
+
 def operation_of(arguments: Mapping[str, Any] | None) -> str | None:
     """The operation a call asks for, if its arguments name one."""
-    for key in ("operation", "type", "action"):
+    for key in _SELECTORS:
         value = (arguments or {}).get(key)
         if isinstance(value, str) and value:
             return value
