@@ -21,11 +21,15 @@ Contract:
 * A replace is based on what the caller read (``base``, or a read at the start of the call).
   Right before the rename the note must still be exactly that (size, mtime_ns and content hash;
   the rename follows the last stat directly), else StaleVersionError and nothing is written. On
-  Linux a read lease is held from that check to past the rename, so no program can start saving
-  into the note in between (one that tries waits, and finds its note swapped back). A
-  program that saved into the old file after that check (an editor saving in place) gets its
-  text put back (by an atomic swap of the two names where the system has one, so a save landing
-  during the restore is not lost either), and the write is reported stale.
+  Linux a read lease on the replaced file is held from that check until its last name is gone,
+  so no program can start saving into it unseen (one that tries waits, and finds its note
+  swapped back). A program that saved into the old file after that check (an editor saving in
+  place) gets its text put back (by an atomic swap of the two names where the system has one),
+  and the write is reported stale; but if any program opened the new text while it was the
+  note (a write lease on it tells), it may save what it read on top of the restored file, so
+  the old file is kept beside the note as a conflict copy instead (ConflictKeptError says
+  where). Left open: an ``open()`` that looked the note up before the rename but reaches the
+  file only after the last look (a process stalled inside that one call for the whole write).
 * Creating and moving never overwrite an existing note: both use ``os.link`` (fails if the target
   exists) rather than check-then-rename.
 * Deleting moves the note to the vault's ``.trash/`` folder (Obsidian's "local trash").
