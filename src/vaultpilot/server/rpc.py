@@ -11,7 +11,9 @@ with their traceback); a validation problem is an ``invalid_argument`` error nam
 argument and what is valid. A WebSocket frame holding a lone surrogate is answered with
 ``invalid_argument`` before it is decoded (``limits.text_problem``). The sending client
 (``sub``, None over HTTP) goes with each command, so approvals can refuse a client approving its
-own request (see ``approvals``).
+own request (see ``approvals``). Every vault tool call a client makes (and CreateNote, UpdateNote,
+and a ToolOverride the server runs) is held to the configuration's ``[approvals]`` rules first
+(``approvals.ApprovalBroker.hold_to_rules``): denied, asked for, or run.
 """
 
 from __future__ import annotations
