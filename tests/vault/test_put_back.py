@@ -177,12 +177,16 @@ def test_a_save_through_the_old_file_survives_a_save_read_from_the_change(tmp_pa
     assert stdout.readline().strip() == "open"
     base = files.read_note(tmp_path, "Note.md")
 
-    def proceed() -> None:
+    before = note.stat().st_ino
+
+    def proceed() -> None:  # once the tool has renamed its change in
+        deadline = time.monotonic() + 20
+        while note.stat().st_ino == before and time.monotonic() < deadline:
+            time.sleep(0.001)
         stdin.write("\n")
         stdin.flush()
 
-    # Once the tool has renamed its change in (its lease wait on the open note is 0.2 s).
-    go = threading.Timer(0.4, proceed)
+    go = threading.Thread(target=proceed)
     go.start()
     try:
         with pytest.raises((StaleVersionError, ConflictKeptError)) as err:

@@ -728,7 +728,7 @@ def _settle(
             if leased:  # held since the check: nobody wrote into it, one opening it waits
                 late = _lease_broken(swapped.fd)
             else:  # one had it open to write then: wait for it to close, then look
-                got = _take_lease(swapped.fd, limit=1.0)
+                got = _take_lease(swapped.fd, limit=1.0, watch=watch)
                 leased = got == "held"
                 late = got == "busy" or content_version(_read_fd(swapped.fd)) != base.version
             if late:
@@ -811,12 +811,14 @@ def _wait_for_writers(fd: int, *, limit: float = 1.0) -> bool:
 Lease = Literal["held", "busy", "unavailable"]
 
 
-def _take_lease(fd: int, *, limit: float, write: bool = False) -> Lease:
+def _take_lease(fd: int, *, limit: float, write: bool = False, watch: int | None = None) -> Lease:
     """A read lease on the file behind ``fd``, waiting (bounded) until no process has it open
     for writing: "held" (until ``_drop_lease``; a process opening it for writing meanwhile waits
     for the drop), "busy" (still open for writing at the deadline), or "unavailable" (not Linux,
     leases off, or not our file). ``write``: a write lease instead, which any other open of the
-    file (to read too) breaks and waits for; only to be had on a file nobody else has open."""
+    file (to read too) breaks and waits for; only to be had on a file nobody else has open.
+    ``watch``: a descriptor with a write lease; "busy" at once when a program waits on it (it
+    may be the very one that keeps ``fd`` open, so the wait would only hold up both)."""
     if fcntl is None or not hasattr(fcntl, "F_SETLEASE"):
         return "unavailable"
     deadline = time.monotonic() + limit
@@ -828,6 +830,8 @@ def _take_lease(fd: int, *, limit: float, write: bool = False) -> Lease:
             fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK if write else fcntl.F_RDLCK)
         except BlockingIOError:
             if time.monotonic() >= deadline:
+                return "busy"
+            if watch is not None and _lease_broken(watch, write=True):
                 return "busy"
             time.sleep(0.002)
             continue
