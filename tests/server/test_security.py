@@ -1,6 +1,7 @@
 """Nothing is reachable without the key, and no foreign page can reach it: every HTTP route and
 every WebSocket endpoint of the app, enumerated from the app itself, against a real server (the
-agent view's own files and the login link excepted: they hold no data; see test_login)."""
+agent view's own files and the login link excepted: they hold no data; see test_login). A
+browser's session cookie replayed without its page secret is no key either, on every route."""
 
 from __future__ import annotations
 
@@ -17,7 +18,14 @@ from starlette.routing import Route, WebSocketRoute
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from vaultpilot.server import ws as ws_module
-from vaultpilot.server.auth import KEY_SUBPROTOCOL_PREFIX, PUBLIC_PATHS, SUBPROTOCOL
+from vaultpilot.server.auth import (
+    KEY_SUBPROTOCOL_PREFIX,
+    PAGE_HEADER,
+    PUBLIC_PATHS,
+    SUBPROTOCOL,
+    signed_out_message,
+)
+from vaultpilot.server.sessions import cookie_name
 
 from .conftest import Live, command, recv_json
 
@@ -88,6 +96,25 @@ def test_every_http_route_refuses_a_wrong_key(server: Live) -> None:
                 "result": None,
                 "error": {"code": "unauthorized", "message": reply.json()["error"]["message"]},
             }
+
+
+def test_every_http_route_refuses_a_session_cookie_without_its_page_secret(server: Live) -> None:
+    """What a program on another port of this machine catches (browsers send a host's cookies
+    to every port of it), replayed by a plain client: refused everywhere, as no credential."""
+    with server.http() as c:
+        path = c.post("/login-link").json()["path"]
+    with httpx.Client(base_url=server.url, timeout=10, trust_env=False) as browser:
+        signed_in = browser.get(path, follow_redirects=False)
+    session = signed_in.cookies[cookie_name(server.port)]
+    page = signed_in.headers["location"].partition("=")[2]
+    caught = {"Cookie": f"{cookie_name(server.port)}={session}"}
+    for method, path in keyed_routes(server.app):
+        if path in ("/login-link", "/logout"):
+            continue  # key only (test_login); signing out would end the session for the rest
+        reply = _send(server, method, path, caught)
+        assert reply.status_code == 401, (method, path)
+        assert reply.json()["error"]["message"].startswith(signed_out_message("no_page"))
+    assert _send(server, "GET", "/vaults", {**caught, PAGE_HEADER: page}).status_code == 200
 
 
 def test_every_http_route_refuses_a_foreign_origin_even_with_the_key(server: Live) -> None:

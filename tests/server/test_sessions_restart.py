@@ -1,8 +1,8 @@
 """Browser sessions outlive the server: a real uvicorn server is stopped and another started on
-the same data folder, and the same cookie still signs the browser in. The file keeps hashes
-only (0600); rotating the key or signing out ends sessions; a cookie the server no longer knows
-is told apart from no cookie at all, on HTTP and on the WebSocket, with where a new link comes
-from."""
+the same data folder, and the same cookie with the same page secret still signs the browser in
+(and the cookie alone still does not). The file keeps hashes only (0600); rotating the key or
+signing out ends sessions, page secrets with them; a cookie the server no longer knows is told
+apart from no cookie at all, on HTTP and on the WebSocket, with where a new link comes from."""
 
 from __future__ import annotations
 
@@ -14,12 +14,19 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from vaultpilot.server.auth import CLOSE_SIGNED_OUT, signed_out_message
+from vaultpilot.server.auth import (
+    CLOSE_SIGNED_OUT,
+    PAGE_HEADER,
+    PAGE_SUBPROTOCOL_PREFIX,
+    SUBPROTOCOL,
+    signed_out_message,
+)
 from vaultpilot.server.keyfile import rotate_key
 from vaultpilot.server.sessions import SESSION_TTL_S, Sessions, cookie_name, key_fingerprint
 from vaultpilot.server.ws import CLOSE_UNAUTHORIZED, REVALIDATE_S
@@ -37,23 +44,51 @@ def _stop(server: Live) -> None:
     assert not server.thread.is_alive(), "the server did not stop"
 
 
-def _session(server: Live) -> str:
+class Session(str):
+    """A browser's sign-in: the cookie's session id (the string itself) and its page secret
+    (what the page sends beside the cookie; empty: a client that caught only the cookie)."""
+
+    page: str
+
+    def __new__(cls, session: str, page: str = "") -> Session:
+        made = super().__new__(cls, session)
+        made.page = page
+        return made
+
+
+def _session(server: Live) -> Session:
     with server.http() as c:
         path = c.post("/login-link").json()["path"]
     with httpx.Client(base_url=server.url, timeout=10, trust_env=False) as c:
         reply = c.get(path)
     assert reply.status_code == 303, reply.text
-    return str(reply.cookies[cookie_name(server.port)])
+    page = urlsplit(reply.headers["location"]).fragment.partition("=")[2]
+    assert len(page) >= 40, reply.headers["location"]
+    return Session(reply.cookies[cookie_name(server.port)], page)
+
+
+def _headers(server: Live, session: str) -> dict[str, str]:
+    """What the page sends: the cookie, and its page secret when it has one."""
+    headers = {"Cookie": f"{cookie_name(server.port)}={session}"}
+    if isinstance(session, Session) and session.page:
+        headers[PAGE_HEADER] = session.page
+    return headers
+
+
+def _protocols(session: str) -> list[str]:
+    if isinstance(session, Session) and session.page:
+        return [SUBPROTOCOL, f"{PAGE_SUBPROTOCOL_PREFIX}{session.page}"]
+    return [SUBPROTOCOL]
 
 
 def _get(server: Live, path: str, session: str) -> httpx.Response:
-    headers = {"Cookie": f"{cookie_name(server.port)}={session}"}
+    headers = _headers(server, session)
     with httpx.Client(base_url=server.url, timeout=10, trust_env=False, headers=headers) as c:
         return c.get(path)
 
 
 def _post(server: Live, path: str, session: str, body: Any = None) -> httpx.Response:
-    headers = {"Cookie": f"{cookie_name(server.port)}={session}", "Origin": server.url}
+    headers = {**_headers(server, session), "Origin": server.url}
     with httpx.Client(base_url=server.url, timeout=10, trust_env=False, headers=headers) as c:
         return c.post(path, json=body)
 
@@ -75,11 +110,13 @@ def test_a_session_survives_a_restart_of_the_server(
 
     async def hello() -> dict[str, Any]:
         headers = {"Cookie": f"{cookie_name(second.port)}={session}", "Origin": second.url}
-        async with second.ws(additional_headers=headers) as ws:
+        async with second.ws(additional_headers=headers, subprotocols=_protocols(session)) as ws:
             return await recv_json(ws)
 
     assert asyncio.run(hello())["type"] == "hello"
-    assert _get(second, "/vaults", "forged-" + session).status_code == 401
+    assert _get(second, "/vaults", Session("forged-" + session, session.page)).status_code == 401
+    # The cookie alone stays refused after the restart as before it.
+    assert _get(second, "/vaults", Session(session)).status_code == 401
 
 
 def test_the_file_keeps_only_hashes_privately(
@@ -91,10 +128,11 @@ def test_the_file_keeps_only_hashes_privately(
     assert path == server.app.state.vaultpilot.settings.sessions_path
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     text = path.read_text(encoding="utf-8")
-    assert session not in text
+    assert session not in text and session.page not in text
     data = json.loads(text)
     digest = hashlib.sha256(session.encode()).hexdigest()
     assert list(data["sessions"]) == [digest]
+    assert data["sessions"][digest]["page"] == hashlib.sha256(session.page.encode()).hexdigest()
     assert data["key"] == key_fingerprint(server.key) and server.key not in text
     assert not [p.name for p in data_dir.iterdir() if p.name.endswith(".tmp")]
 
@@ -201,8 +239,8 @@ def test_open_sockets_end_with_their_session_or_their_key(
         signed = {"Cookie": f"{cookie_name(server.port)}={session}", "Origin": server.url}
         kept = {"Cookie": f"{cookie_name(server.port)}={other}", "Origin": server.url}
         async with (
-            server.ws(additional_headers=signed) as mine,
-            server.ws(additional_headers=kept) as theirs,
+            server.ws(additional_headers=signed, subprotocols=_protocols(session)) as mine,
+            server.ws(additional_headers=kept, subprotocols=_protocols(other)) as theirs,
         ):
             assert (await recv_json(mine))["type"] == "hello"
             assert (await recv_json(theirs))["type"] == "hello"
@@ -223,7 +261,7 @@ def test_open_sockets_end_with_their_session_or_their_key(
 
 
 def test_close_reasons_fit_a_websocket_close_frame() -> None:
-    for status in ("expired", "unknown"):
+    for status in ("expired", "unknown", "no_page"):
         message = signed_out_message(status)
         assert len(message.encode("utf-8")) <= 123
         assert "vaultpilot open" in message
@@ -234,12 +272,14 @@ def test_an_expired_session_is_told_apart_after_a_restart(tmp_path: Path) -> Non
     path = tmp_path / "data" / "sessions.json"
     key = "k" * 43
     store = Sessions(path=path, key=lambda: key, clock=lambda: now[0])
-    session = store.redeem(store.issue_link()[0])
-    assert session is not None and store.status(session) == "active"
+    signed_in = store.redeem(store.issue_link()[0])
+    assert signed_in is not None and store.status(signed_in.session) == "active"
+    session = signed_in.session
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     now[0] += SESSION_TTL_S + 1
     reopened = Sessions(path=path, key=lambda: key, clock=lambda: now[0])
     assert reopened.status(session) == "expired"
+    assert reopened.page_status(session, signed_in.page) == "expired"
     assert signed_out_message("expired").startswith("Your sign-in expired.")
     now[0] += SESSION_TTL_S  # long expired: forgotten at the next write
     reopened.redeem(reopened.issue_link()[0])
@@ -252,8 +292,10 @@ def test_two_servers_on_one_data_folder_share_sessions(tmp_path: Path) -> None:
     a = one.redeem(one.issue_link()[0])
     b = two.redeem(two.issue_link()[0])  # reads one's file before writing: a is kept
     assert a is not None and b is not None
-    assert one.check(b) and two.check(a)
-    assert Sessions(path=path).check(a) and Sessions(path=path).check(b)
+    assert one.page_status(b.session, b.page) == "active"
+    assert two.page_status(a.session, a.page) == "active"
+    assert one.page_status(b.session, a.page) == "no_page"  # a's secret is not b's
+    assert Sessions(path=path).check(a.session) and Sessions(path=path).check(b.session)
 
 
 def test_an_unreadable_file_means_signing_in_again_not_a_failure(
@@ -265,8 +307,8 @@ def test_an_unreadable_file_means_signing_in_again_not_a_failure(
         store = Sessions(path=path)
     assert "cannot be read" in caplog.text and "sign in again" in caplog.text
     assert store.status("anything") == "unknown"
-    session = store.redeem(store.issue_link()[0])
-    assert session is not None and Sessions(path=path).check(session)  # rewritten whole
+    signed_in = store.redeem(store.issue_link()[0])
+    assert signed_in is not None and Sessions(path=path).check(signed_in.session)  # rewritten
 
 
 def test_an_unwritable_folder_keeps_sessions_until_the_server_stops(
@@ -276,8 +318,10 @@ def test_an_unwritable_folder_keeps_sessions_until_the_server_stops(
     blocker.write_text("", encoding="utf-8")
     store = Sessions(path=blocker / "sessions.json")  # its folder cannot be made
     with caplog.at_level(logging.WARNING):
-        session = store.redeem(store.issue_link()[0])
-    assert session is not None and store.check(session)
+        signed_in = store.redeem(store.issue_link()[0])
+    assert (
+        signed_in is not None and store.page_status(signed_in.session, signed_in.page) == "active"
+    )
     assert "could not write the browser sessions file" in caplog.text
 
 
@@ -285,19 +329,21 @@ def test_the_first_sign_in_after_a_key_rotation_holds(tmp_path: Path) -> None:
     key = ["k" * 43]
     store = Sessions(path=tmp_path / "sessions.json", key=lambda: key[0])
     old = store.redeem(store.issue_link()[0])
+    assert old is not None
     key[0] = "r" * 43  # `vaultpilot key rotate` while the server runs
     link = store.issue_link()[0]
-    session = store.redeem(link)
-    assert session is not None and store.status(session) == "active"
-    assert store.status(session) == "active"  # and on the next request too
-    assert store.status(old) == "unknown"
+    signed_in = store.redeem(link)
+    assert signed_in is not None and store.status(signed_in.session) == "active"
+    assert store.status(signed_in.session) == "active"  # and on the next request too
+    assert store.page_status(old.session, old.page) == "unknown"
 
 
 def test_a_sign_out_through_one_server_holds_on_another(tmp_path: Path) -> None:
     path, key = tmp_path / "sessions.json", "k" * 43
     one = Sessions(path=path, key=lambda: key)
     two = Sessions(path=path, key=lambda: key)
-    session = one.redeem(one.issue_link()[0])
-    assert two.status(session) == "active"
-    assert one.sign_out(session)
-    assert two.status(session) == "unknown"
+    signed_in = one.redeem(one.issue_link()[0])
+    assert signed_in is not None
+    assert two.page_status(signed_in.session, signed_in.page) == "active"
+    assert one.sign_out(signed_in.session)
+    assert two.page_status(signed_in.session, signed_in.page) == "unknown"  # both ended

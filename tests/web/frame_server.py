@@ -180,7 +180,10 @@ class FrameServer:
 
     async def _ws(self, ws: WebSocket) -> None:
         self._loop = asyncio.get_running_loop()
-        await ws.accept()
+        # The page offers "vaultpilot" (and its page secret beside it): a browser drops a socket
+        # whose server selects none of the subprotocols it offered.
+        offered = ws.scope.get("subprotocols") or []
+        await ws.accept(subprotocol="vaultpilot" if "vaultpilot" in offered else None)
         hello = {"type": "hello", "server": "vaultpilot", "version": "test", "vaults": [VAULT],
                  "role": "ui", "model": self.model, "commands": COMMANDS}  # fmt: skip
         if self.server_id is not None:

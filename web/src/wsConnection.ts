@@ -1,9 +1,9 @@
 /**
  * A Connection over the server's WebSocket (`/ws`, same origin) plus two GETs (`/vaults`,
  * `/conversations`). The socket authenticates with the page's session (a cookie, sent by the
- * browser) or, after the sign-in panel, with an `Authenticate {key}` first frame: the key never
- * goes into a URL. A socket that closes is reopened with a growing delay (up to 5 s), except
- * when the server refused the key. Signing out (`POST /logout`) ends the cookie's session,
+ * browser, and the page secret beside it: pageSecret.ts) or, after the sign-in panel, with an
+ * `Authenticate {key}` first frame: the key never goes into a URL. A socket that closes is
+ * reopened with a growing delay (up to 5 s), except when the server refused the key. Signing out (`POST /logout`) ends the cookie's session,
  * forgets the key and closes the socket without reopening it.
  *
  * Resuming: the server sends a new socket the frames of the runs still going (same `seq`), so a
@@ -14,6 +14,7 @@
  */
 
 import { type Connection, type ConnectionState, localFailure, modelSetupFrom, nextId, transcriptFrom } from "./connection";
+import { forgetPageSecret, pageSecret } from "./pageSecret";
 import type {
   ConversationSummary,
   ConversationTranscript,
@@ -27,6 +28,9 @@ import type {
 import { isObject } from "./wire";
 
 const CLOSE_UNAUTHORIZED = 4401;
+const SUBPROTOCOL = "vaultpilot";
+const PAGE_SUBPROTOCOL = "vaultpilot.page.";
+const PAGE_HEADER = "X-Vaultpilot-Page";
 // The server waits for Authenticate this long before closing; a page without a key should not.
 const HELLO_WAIT_MS = 1500;
 // A handshake that neither opens nor fails (a stalled server, a half-open socket) is given up
@@ -59,8 +63,20 @@ export function connectWebSocket(url: string): Connection {
     pending.clear();
   }
 
+  /** The headers of a GET or POST: the key typed into this page, or the page secret that goes
+   * with the session cookie (the browser adds the cookie itself). */
+  function headers(): Record<string, string> {
+    const out: Record<string, string> = { Accept: "application/json" };
+    const secret = pageSecret();
+    if (key !== null) out["Authorization"] = `Bearer ${key}`;
+    else if (secret !== null) out[PAGE_HEADER] = secret;
+    return out;
+  }
+
   function open(): void {
-    const ws = new WebSocket(url);
+    // The server selects "vaultpilot" and never echoes the page secret's subprotocol.
+    const secret = pageSecret();
+    const ws = new WebSocket(url, secret === null ? [SUBPROTOCOL] : [SUBPROTOCOL, PAGE_SUBPROTOCOL + secret]);
     socket = ws;
     hello = null;
     setState("connecting");
@@ -135,9 +151,7 @@ export function connectWebSocket(url: string): Connection {
   }
 
   async function getJson(path: string): Promise<unknown> {
-    const headers: Record<string, string> = { Accept: "application/json" };
-    if (key !== null) headers["Authorization"] = `Bearer ${key}`;
-    const response = await fetch(path, { credentials: "same-origin", headers });
+    const response = await fetch(path, { credentials: "same-origin", headers: headers() });
     if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
     return response.json();
   }
@@ -197,9 +211,7 @@ export function connectWebSocket(url: string): Connection {
     async conversation(vaultId: string, id: string): Promise<ConversationTranscript | { error: string }> {
       const path = `conversations/${encodeURIComponent(id)}?vaultId=${encodeURIComponent(vaultId)}`;
       try {
-        const headers: Record<string, string> = { Accept: "application/json" };
-        if (key !== null) headers["Authorization"] = `Bearer ${key}`;
-        const response = await fetch(path, { credentials: "same-origin", headers });
+        const response = await fetch(path, { credentials: "same-origin", headers: headers() });
         return transcriptFrom(response.status, await response.json());
       } catch {
         return { error: "The server could not be reached; try again once it is back." };
@@ -223,11 +235,9 @@ export function connectWebSocket(url: string): Connection {
       // POST /logout ends the cookie's session on the server and clears the cookie; a key typed
       // into this page is only forgotten. 401: the server no longer knew this page, so it is
       // signed out all the same.
-      const headers: Record<string, string> = { Accept: "application/json" };
-      if (key !== null) headers["Authorization"] = `Bearer ${key}`;
       let status: number;
       try {
-        status = (await fetch("logout", { method: "POST", credentials: "same-origin", headers })).status;
+        status = (await fetch("logout", { method: "POST", credentials: "same-origin", headers: headers() })).status;
       } catch {
         return "The server could not be reached, so this page is still signed in; try again once it is back.";
       }
@@ -235,6 +245,7 @@ export function connectWebSocket(url: string): Connection {
         return `The server did not sign this page out (HTTP ${status}); try again, or close the browser to end the session.`;
       }
       key = null;
+      forgetPageSecret();
       const old = socket;
       socket = null; // no reconnect: the next socket opens when the person signs in again
       window.clearTimeout(helloTimer);

@@ -18,11 +18,15 @@ Routes (every one behind ``SecurityMiddleware``: loopback Host, own Origin, the 
   browser page could not send the key).
 * ``WS /ws``: see ``ws``.
 * The agent view (``vaultpilot.web``): ``GET /`` (``/index.html``), ``/app.js``, ``/app.css``,
-  served without a key (they hold no data; ``auth``). ``POST /login-link`` (key only) makes a
-  one-time login link; ``GET /login?token=...`` spends it for a session cookie and redirects to
-  ``/`` (a used, expired or unknown link gets a page saying to run ``vaultpilot open``); see
-  ``sessions``: sessions are kept in the data folder, so a restarted server still knows them.
-  ``POST /logout`` ends the session of the cookie it carries and makes the browser forget it.
+  served without a key (they hold no data; ``auth``), and ``HEAD`` of each (the same headers,
+  no body). ``POST /login-link`` (key only) makes a one-time login link; ``GET /login?token=...``
+  spends it for a session cookie and redirects to ``/#vaultpilot-page=<page secret>``: the
+  fragment is never sent to a server, the page moves it into its origin's storage and out of
+  the address bar, and sends it with the cookie (a used, expired or unknown link gets a page
+  saying to run ``vaultpilot open``); see ``sessions``: sessions are kept in the data folder,
+  so a restarted server still knows them. ``POST /logout`` ends the session of the cookie it
+  carries (with its page secret, like any request signed in by the cookie) and makes the
+  browser forget it.
   ``GET /conversations?vaultId=`` lists a vault's stored conversations.
 
 The application owns no global state: everything lives in the ``ServerState`` made here. The
@@ -62,7 +66,7 @@ from vaultpilot.locations import memory_db_path
 from vaultpilot.mcp import Approvals, build_http_app
 from vaultpilot.server import models as m
 from vaultpilot.server.approvals import ApprovalBroker
-from vaultpilot.server.auth import SecurityMiddleware
+from vaultpilot.server.auth import PAGE_FRAGMENT, SecurityMiddleware
 from vaultpilot.server.envelope import (
     Envelope,
     ErrorCode,
@@ -274,11 +278,12 @@ _PAGE_HEADERS = {
 
 def _static_route(app: FastAPI, name: str, body: bytes, media: str) -> None:
     async def serve_file() -> Response:
+        # HEAD too: uvicorn sends the headers (Content-Length included) without the body.
         return Response(body, media_type=media, headers=_PAGE_HEADERS)
 
     paths = ["/", "/index.html"] if name == "index.html" else [f"/{name}"]
     for path in paths:
-        app.get(path, include_in_schema=False)(serve_file)
+        app.api_route(path, methods=["GET", "HEAD"], include_in_schema=False)(serve_file)
 
 
 def _routes(app: FastAPI, state: ServerState) -> None:
@@ -384,17 +389,19 @@ def _page_routes(app: FastAPI, state: ServerState) -> None:
 
     @app.get("/login", include_in_schema=False)
     async def login(request: Request, token: str = "") -> Response:
-        session = state.sessions.redeem(token) if token else None
+        signed_in = state.sessions.redeem(token) if token else None
         port = scope_port(request.scope)
-        if session is None:
+        if signed_in is None:
             if state.sessions.check(session_cookie(request.headers.get("cookie"), port)):
                 # This browser is signed in already (a link opened twice): on to the view.
                 return RedirectResponse("/", status_code=303, headers=_NO_STORE)
             why = state.sessions.refusal(token) if token else "unknown"
             return HTMLResponse(login_refused_page(why), status_code=401, headers=_NO_STORE)
-        # 303: the browser fetches / with GET, and the token leaves the address bar.
-        headers = {**_NO_STORE, "Set-Cookie": cookie_header(session, port)}
-        return RedirectResponse("/", status_code=303, headers=headers)
+        # 303: the browser fetches / with GET, and the token leaves the address bar. The page
+        # secret rides in the fragment, which no browser sends to any server (see sessions).
+        headers = {**_NO_STORE, "Set-Cookie": cookie_header(signed_in.session, port)}
+        where = f"/#{PAGE_FRAGMENT}={signed_in.page}"
+        return RedirectResponse(where, status_code=303, headers=headers)
 
     @app.post("/logout", include_in_schema=False)
     async def logout(request: Request) -> Response:

@@ -18,24 +18,30 @@ handshake passes it before any routing, including routes added later, unknown pa
    selects; the key itself is never echoed), or carry no key at all: it is then accepted in
    the ``pending`` state and the WebSocket endpoint must read an ``Authenticate`` command as
    its first message before anything else (``ws_auth_state``).
-4. **Or a session cookie** (``sessions``), for the agent view: a browser that traded a one-time
-   login link for the ``HttpOnly; SameSite=Strict`` cookie. A cookie counts only on a request
-   from the server's own pages: with an ``Origin``, it must be the server's own origin (never one
-   of ``allowed_origins``), ``Sec-Fetch-Site`` must be ``same-origin`` or ``none`` when sent (so
-   another page on the same host, even on another port, cannot use it), and a WebSocket
+4. **Or a session cookie with its page secret** (``sessions``), for the agent view: a browser
+   that traded a one-time login link for the ``HttpOnly; SameSite=Strict`` cookie and, in the
+   redirect's URL fragment, a page secret that only the page's own origin can read. Browsers
+   send a host's cookies to every port of it, so the cookie alone is no credential: an HTTP
+   request must also carry the page secret in the ``X-Vaultpilot-Page`` header, a WebSocket
+   handshake as a subprotocol ``vaultpilot.page.<secret>`` beside ``vaultpilot`` (which the
+   server selects; the secret is never echoed). Even then the cookie counts only on a request
+   from the server's own pages: with an ``Origin``, it must be the server's own origin (never
+   one of ``allowed_origins``), ``Sec-Fetch-Site`` must be ``same-origin`` or ``none`` when sent
+   (so another page on the same host, even on another port, cannot use it), and a WebSocket
    handshake must carry its own-origin ``Origin``. A request whose cookie does not count is
    treated as carrying none. ``POST /login-link`` takes the key only.
-5. **A session cookie the server does not know** (expired, signed out, made under a rotated
-   key), on a request from the server's own pages with no key: an HTTP request is refused (401)
-   with a message saying the sign-in ended and where a new link comes from; a WebSocket
-   handshake is accepted and closed at once with ``CLOSE_SIGNED_OUT`` (4401, as a refused
-   ``Authenticate``) and that message as its reason, its response clearing the cookie, so the
-   page can say why it asks to sign in, and its next socket (carrying no cookie) may still
-   authenticate with a key.
+5. **A session cookie that does not sign in** (expired, signed out, made under a rotated key,
+   or live but without its page secret: replayed by a program that caught it, or sent by a page
+   that lost its storage), on a request from the server's own pages with no key: an HTTP
+   request is refused (401) with a message saying the sign-in ended (or is incomplete) and
+   where a new link comes from; a WebSocket handshake is accepted and closed at once with
+   ``CLOSE_SIGNED_OUT`` (4401, as a refused ``Authenticate``) and that message as its reason,
+   its response clearing the cookie, so the page can say why it asks to sign in, and its next
+   socket (carrying no cookie) may still authenticate with a key.
 
-Without any key: the page's own files (``GET /``, ``/index.html``, ``/app.js``, ``/app.css``,
-which hold no data) and ``GET /login?token=...`` (whose token is the one-time link's, not the
-key) pass after the Host and Origin checks.
+Without any key: the page's own files (``GET`` or ``HEAD`` of ``/``, ``/index.html``,
+``/app.js``, ``/app.css``, which hold no data) and ``GET /login?token=...`` (whose token is the
+one-time link's, not the key) pass after the Host and Origin checks.
 
 Refusals of HTTP requests are JSON envelopes (``envelope.failure``) with status 401 or 403; a
 refused WebSocket handshake is closed before it is accepted, which the server answers with HTTP
@@ -67,6 +73,9 @@ __all__ = [
     "KEY_ONLY_PATHS",
     "KEY_SUBPROTOCOL_PREFIX",
     "LOGIN_PATH",
+    "PAGE_FRAGMENT",
+    "PAGE_HEADER",
+    "PAGE_SUBPROTOCOL_PREFIX",
     "PUBLIC_PATHS",
     "SUBPROTOCOL",
     "AuthState",
@@ -81,6 +90,9 @@ __all__ = [
 
 SUBPROTOCOL = "vaultpilot"
 KEY_SUBPROTOCOL_PREFIX = "vaultpilot.key."
+PAGE_FRAGMENT = "vaultpilot-page"  # /login redirects to /#vaultpilot-page=<secret>
+PAGE_HEADER = "X-Vaultpilot-Page"
+PAGE_SUBPROTOCOL_PREFIX = "vaultpilot.page."
 _URL_KEY_NAMES = frozenset({"key", "token", "api_key", "apikey", "access_token", "auth"})
 _STATE_AUTH = "vaultpilot.auth"
 _STATE_PROTOCOL = "vaultpilot.subprotocol"
@@ -92,14 +104,20 @@ KEY_ONLY_PATHS = frozenset({"/login-link"})
 _COOKIE_SITES = frozenset({"same-origin", "none"})
 CLOSE_SIGNED_OUT = 4401  # the code ws.py closes a refused Authenticate with; the page knows it
 _NEW_LINK = "For a new link, run 'vaultpilot open' or see the server's terminal."
-_Cookie = Literal["ok", "none", "expired", "unknown"]
+_Cookie = Literal["ok", "none", "expired", "unknown", "no_page"]
+_SignedOut = Literal["expired", "unknown", "no_page"]
 
 
-def signed_out_message(status: Literal["expired", "unknown"]) -> str:
-    """Why a browser's session cookie no longer signs it in, and where a new link comes from
+def signed_out_message(status: _SignedOut) -> str:
+    """Why a browser's session cookie does not sign it in, and where a new link comes from
     (short enough for a WebSocket close reason: at most 123 bytes)."""
     if status == "expired":
         return f"Your sign-in expired. {_NEW_LINK}"
+    if status == "no_page":
+        return (
+            "This page lacks its sign-in secret; the cookie alone is not enough. "
+            "Run 'vaultpilot open' for a new link."
+        )
     return f"This server no longer knows your sign-in. {_NEW_LINK}"
 
 
@@ -203,7 +221,7 @@ class SecurityMiddleware:
                 )
             if key is None:
                 cookie = self._cookie(scope, headers)
-                if cookie in ("expired", "unknown"):
+                if cookie in ("expired", "unknown", "no_page"):
                     await _close_signed_out(scope, receive, send, signed_out_message(cookie))
                     return
                 state[_STATE_AUTH] = "ok" if cookie == "ok" else "pending"
@@ -253,7 +271,8 @@ class SecurityMiddleware:
     def _cookie(self, scope: Scope, headers: Headers) -> _Cookie:
         """What the request's session cookie is worth here (see module): ``ok`` when it
         signs the request in, ``expired`` or ``unknown`` when it is one of the server's own
-        pages' but names no live session, ``none`` when there is none or it does not count."""
+        pages' but names no live session, ``no_page`` when it names one but the request lacks
+        its page secret, ``none`` when there is none or it does not count."""
         session = session_cookie(headers.get("cookie"), scope_port(scope))
         if self.sessions is None or session is None or scope.get("path") in KEY_ONLY_PATHS:
             return "none"
@@ -266,8 +285,23 @@ class SecurityMiddleware:
                 return "none"
         elif not _own_origin(origin, headers.get("host", "")):
             return "none"
-        status = self.sessions.status(session)
+        status = self.sessions.page_status(session, _page_secret(scope, headers))
         return "ok" if status == "active" else status
+
+
+def _page_secret(scope: Scope, headers: Headers) -> str | None:
+    """The page secret a request carries beside its cookie (see module), else None."""
+    if scope["type"] == "http":
+        return headers.get(PAGE_HEADER) or None
+    offered = scope.get("subprotocols") or []
+    return next(
+        (
+            p[len(PAGE_SUBPROTOCOL_PREFIX) :]
+            for p in offered
+            if p.startswith(PAGE_SUBPROTOCOL_PREFIX)
+        ),
+        None,
+    )
 
 
 def _own_origin(origin: str, host: str) -> bool:
@@ -284,6 +318,10 @@ def _refusal(key: str | None, cookie: _Cookie) -> str:
     """Why a request without a good key (nor a live session) is refused, and what to do."""
     if cookie in ("expired", "unknown"):
         return signed_out_message(cookie)
+    if cookie == "no_page":
+        return (
+            f"{signed_out_message(cookie)} A program sends 'Authorization: Bearer <key>' instead."
+        )
     if key is None:
         return (
             "Missing API key: send 'Authorization: Bearer <key>' (the key is in the server's "

@@ -7,40 +7,52 @@ Contract:
   only its SHA-256. The CLI asks a running server for one over an authenticated call
   (``POST /login-link`` with the API key: ``vaultpilot open``), or ``vaultpilot serve`` makes one
   at start-up for its banner. Links live in memory: a restart forgets the unused ones.
-* ``Sessions.redeem(token)`` spends a token: it returns a new session id when the token is
+* ``Sessions.redeem(token)`` spends a token: it returns a new ``SignIn`` when the token is
   known, unused and unexpired, else None (a second use, an expired or an unknown token are all
-  refused, and told apart only in the message of ``refusal``). The session id is what the page
-  holds, in an ``HttpOnly; SameSite=Strict; Path=/`` cookie named ``cookie_name(port)``.
+  refused, and told apart only in the message of ``refusal``). A sign-in is two secrets of 256
+  random bits each. The session id goes into an ``HttpOnly; SameSite=Strict; Path=/`` cookie
+  named ``cookie_name(port)``; browsers send cookies of a host to every port of it, so a program
+  listening on another port of this machine may see it, and it is not enough on its own. The
+  page secret reaches the page only in the URL fragment of the redirect after ``/login``
+  (browsers never send a fragment to any server); the page keeps it in its origin's storage
+  (scheme, host and port: no other port can read it) and sends it beside the cookie on every
+  request (``auth``).
 * ``Sessions.status(session_id)`` says whether a cookie names a live session (``active``), one
   that ran out (``expired``: sessions last ``SESSION_TTL_S``), or none this server knows
   (``unknown``: never made, signed out, or made under a key since rotated); ``check`` is
-  ``status == "active"``. ``sign_out(session_id)`` ends one session.
+  ``status == "active"``. ``page_status(session_id, page)`` also checks the page secret, in
+  constant time: a live session with a missing or wrong one is ``no_page``. ``sign_out`` ends a
+  session, and with it its page secret.
 
 Sessions survive a restart: with a ``path`` (``<data root>/sessions.json``, see
-``ServerSettings.sessions_path``), the store keeps there the SHA-256 of each session id (never
-the id) with its expiry in wall-clock seconds, and a fingerprint of the API key they were made
-under. The file is written 0600 in a 0700 folder, atomically (temporary file, fsync, rename), on
-every change; it is read again when another process (a second server on the same data folder)
-changed it. Rotating the API key (``vaultpilot key rotate``) signs every browser out: sessions of
-another key's fingerprint are dropped, in a running server at the next request. A file that
-cannot be read is reported in the log and treated as empty (browsers sign in again); one that
-cannot be written leaves the sessions working until the server stops.
+``ServerSettings.sessions_path``), the store keeps there the SHA-256 of each session id and of
+its page secret (never the secrets) with its expiry in wall-clock seconds, and a fingerprint of
+the API key they were made under. A file of the format before page secrets (1) holds sessions
+no page can complete: they are dropped (those browsers sign in again). The file is written 0600
+in a 0700 folder, atomically (temporary file, fsync, rename), on every change; it is read again
+when another process (a second server on the same data folder) changed it. Rotating the API key
+(``vaultpilot key rotate``) signs every browser out: sessions of another key's fingerprint are
+dropped, in a running server at the next request. A file that cannot be read is reported in the
+log and treated as empty (browsers sign in again); one that cannot be written leaves the
+sessions working until the server stops.
 
 At most ``MAX_LINKS`` unused links and ``MAX_SESSIONS`` sessions are kept (the oldest go first),
 and sessions expired for longer than ``SESSION_TTL_S`` are forgotten, so nothing grows without
-bound. Lookups go through the hash, so comparing a guess never depends on how much of a real
-token it matches.
+bound. Lookups go through the hash, and page secrets are compared with ``hmac.compare_digest``,
+so comparing a guess never depends on how much of a real secret it matches.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import logging
 import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -52,9 +64,11 @@ __all__ = [
     "MAX_LINKS",
     "MAX_SESSIONS",
     "SESSION_TTL_S",
+    "PageStatus",
     "Refusal",
     "SessionStatus",
     "Sessions",
+    "SignIn",
     "clear_cookie_header",
     "cookie_header",
     "cookie_name",
@@ -70,10 +84,22 @@ LINK_TTL_S = 300.0
 SESSION_TTL_S = 7 * 24 * 3600.0
 MAX_LINKS = 64
 MAX_SESSIONS = 256
-_FORMAT = 1
+_FORMAT = 2  # 1: sessions without page secrets (dropped when read)
 Refusal = Literal["used", "expired", "unknown"]
 SessionStatus = Literal["active", "expired", "unknown"]
+PageStatus = Literal["active", "expired", "unknown", "no_page"]
 _Stamp = tuple[int, int, int]
+_Entry = tuple[float, bytes]  # expiry, SHA-256 of the page secret
+_NOT_A_PAGE = bytes(32)  # what a missing page secret is compared with (it never matches)
+
+
+@dataclass(frozen=True, slots=True)
+class SignIn:
+    """What a redeemed login link gives a browser: the cookie's session id and the page's
+    secret (see the module)."""
+
+    session: str
+    page: str
 
 
 def _digest(secret: str) -> bytes:
@@ -103,7 +129,7 @@ class Sessions:
         self.link_ttl = link_ttl  # seconds a new link stays valid
         self._links: OrderedDict[bytes, float] = OrderedDict()  # hash -> expiry
         self._spent: OrderedDict[bytes, float] = OrderedDict()  # used links, for the message
-        self._sessions: OrderedDict[bytes, float] = OrderedDict()  # hash -> expiry
+        self._sessions: OrderedDict[bytes, _Entry] = OrderedDict()  # hash -> expiry, page hash
         self._fingerprint = key_fingerprint(key()) if key is not None else ""
         self._stamp: _Stamp | None = None
         self._load()
@@ -119,8 +145,8 @@ class Sessions:
             self._links.popitem(last=False)
         return token, self.link_ttl
 
-    def redeem(self, token: str) -> str | None:
-        """Spend ``token``: a new session id, or None when it may not be used (see ``refusal``)."""
+    def redeem(self, token: str) -> SignIn | None:
+        """Spend ``token``: a new sign-in, or None when it may not be used (see ``refusal``)."""
         key = _digest(token)
         expiry = self._links.pop(key, None)
         now = self._clock()
@@ -131,13 +157,13 @@ class Sessions:
             self._spent.popitem(last=False)
         if expiry < now:
             return None
-        session = secrets.token_urlsafe(32)
+        made = SignIn(secrets.token_urlsafe(32), secrets.token_urlsafe(32))
         self._refresh()
         self._follow_key()  # a session made now belongs to the key in force now
-        self._sessions[_digest(session)] = now + SESSION_TTL_S
+        self._sessions[_digest(made.session)] = (now + SESSION_TTL_S, _digest(made.page))
         self._prune(now)
         self._save()
-        return session
+        return made
 
     def refusal(self, token: str) -> Refusal:
         """Why ``redeem(token)`` returned None."""
@@ -150,14 +176,28 @@ class Sessions:
 
     def status(self, session_id: str | None) -> SessionStatus:
         """What ``session_id`` (a cookie's value) names: see the module."""
-        if not session_id:
+        entry = self._entry(session_id)
+        if entry is None:
             return "unknown"
+        return "active" if entry[0] >= self._clock() else "expired"
+
+    def page_status(self, session_id: str | None, page: str | None) -> PageStatus:
+        """``status(session_id)``, and ``no_page`` for a live session when ``page`` is not its
+        page secret (compared in constant time)."""
+        entry = self._entry(session_id)
+        if entry is None:
+            return "unknown"
+        if entry[0] < self._clock():
+            return "expired"
+        given = _digest(page) if page else _NOT_A_PAGE
+        return "active" if hmac.compare_digest(given, entry[1]) and page else "no_page"
+
+    def _entry(self, session_id: str | None) -> _Entry | None:
+        if not session_id:
+            return None
         self._refresh()  # another server on the same data folder may have signed it in or out
         self._follow_key()
-        expiry = self._sessions.get(_digest(session_id))
-        if expiry is None:
-            return "unknown"
-        return "active" if expiry >= self._clock() else "expired"
+        return self._sessions.get(_digest(session_id))
 
     def check(self, session_id: str | None) -> bool:
         return self.status(session_id) == "active"
@@ -190,7 +230,7 @@ class Sessions:
             self._save()
 
     def _prune(self, now: float) -> None:
-        for digest, expiry in list(self._sessions.items()):
+        for digest, (expiry, _page) in list(self._sessions.items()):
             if expiry + SESSION_TTL_S < now:
                 del self._sessions[digest]
         while len(self._sessions) > MAX_SESSIONS:
@@ -221,13 +261,20 @@ class Sessions:
             return
         try:
             data = json.loads(self._path.read_bytes())
+            if isinstance(data, dict) and data.get("format") == 1:
+                log.info(
+                    "the browser sessions file %s predates page secrets: browsers sign in again",
+                    self._path,
+                )
+                self._sessions.clear()
+                return
             if not isinstance(data, dict) or data.get("format") != _FORMAT:
                 raise ValueError(f"not a sessions file of format {_FORMAT}")
-            entries = data["sessions"]
-            loaded = OrderedDict(
-                (bytes.fromhex(h), float(e))
-                for h, e in sorted(entries.items(), key=lambda item: float(item[1]))
-            )
+            entries = [
+                (bytes.fromhex(h), (float(e["expires"]), bytes.fromhex(e["page"])))
+                for h, e in data["sessions"].items()
+            ]
+            loaded = OrderedDict(sorted(entries, key=lambda item: item[1][0]))
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             log.warning(
                 "the browser sessions file %s cannot be read (%s): browsers sign in again",
@@ -246,7 +293,9 @@ class Sessions:
         payload = {
             "format": _FORMAT,
             "key": self._fingerprint,
-            "sessions": {h.hex(): e for h, e in self._sessions.items()},
+            "sessions": {
+                h.hex(): {"expires": e, "page": p.hex()} for h, (e, p) in self._sessions.items()
+            },
         }
         try:
             write_private(self._path, json.dumps(payload, indent=1).encode("ascii"))
