@@ -3,7 +3,10 @@ copy of the example vault) with the scripted model server standing in for the mo
 link (once only, and not after it expires), a run with a thought, two tool calls, an approval
 showing its diff, approve and the answer; Reject; Stop; a reload mid-run that resumes the run;
 the no-model panel with search still working; a hostile note rendered inert; the sign-in panel
-(a labelled key field, a one-line button at 1280 px) and signing out, which a reload keeps.
+(a labelled key field, a one-line button at 1280 px) and signing out, which a reload keeps; a
+login link's session across a reload and a second tab, with its page secret kept by the page's
+origin (the cookie alone gets nothing), signing out in one tab, a page that lost its secret and
+a rotated key, each asking to sign in again and saying why.
 Screenshots go to test-artefacts/web/real-*.png; the first paint of ``/`` and a streamed token's
 way from the server to the page are measured into test-artefacts/web/agent-view-timings.json."""
 
@@ -24,6 +27,8 @@ import pytest
 from tests.web.conftest import ARTEFACTS
 from tests.web.real_server import RealServer, real_server
 from vaultpilot.agent.testing import ScriptedCall, ScriptedTurn
+from vaultpilot.server.auth import PAGE_HEADER, signed_out_message
+from vaultpilot.server.keyfile import rotate_key
 
 pytest.importorskip("playwright", reason="playwright is not installed (make test installs it)")
 from playwright.sync_api import expect
@@ -51,9 +56,12 @@ def _turns(answer: str = "Marked **Idempotency** as reviewed.") -> list[Scripted
     ]
 
 
+STORE = "vaultpilot.pageSecret"  # where the page keeps its secret (web/src/pageSecret.ts)
+
+
 def _sign_in(page: Any, server: RealServer) -> Any:
     page.goto(server.login_link())
-    assert page.url == f"{server.url}/"  # the token left the address bar
+    assert page.url == f"{server.url}/"  # the token and the page secret left the address bar
     box = page.get_by_role("textbox", name="Message")
     expect(box).to_be_visible()
     expect(page.locator(".banner")).to_have_count(0)
@@ -129,11 +137,14 @@ def test_the_sign_in_panel_and_signing_out(
         # A login link's session: "Sign out" ends it on the server and the cookie goes.
         _sign_in(page, server)
         cookie = {c["name"]: c["value"] for c in page.context.cookies()}
-        assert _vaults_status(server, cookie) == 200
+        secret = page.evaluate(f"localStorage.getItem('{STORE}')")
+        assert _vaults_status(server, cookie, secret) == 200
         page.get_by_role("button", name="Sign out").click()
         expect(page.get_by_role("button", name="Sign in")).to_be_visible()
         assert page.context.cookies() == []
-        assert _vaults_status(server, cookie) == 401  # the session ended, not only the cookie
+        assert page.evaluate(f"localStorage.getItem('{STORE}')") is None
+        # The session ended, not only the cookie.
+        assert _vaults_status(server, cookie, secret) == 401
         page.reload()
         expect(page.get_by_role("button", name="Sign in")).to_be_visible()
         expect(page.get_by_role("textbox", name="Message")).to_have_count(0)
@@ -155,9 +166,69 @@ def test_signing_out_while_the_server_is_gone_says_so_and_stays_signed_in(
     assert page.context.cookies() == cookies  # the session is still the page's
 
 
-def _vaults_status(server: RealServer, cookies: dict[str, str]) -> int:
-    with httpx.Client(base_url=server.url, cookies=cookies, timeout=10, trust_env=False) as c:
+def _vaults_status(server: RealServer, cookies: dict[str, str], secret: str | None) -> int:
+    """GET /vaults with the page's cookie and (unless None) its page secret, from outside it."""
+    headers = {PAGE_HEADER: secret} if secret is not None else {}
+    with httpx.Client(
+        base_url=server.url, cookies=cookies, headers=headers, timeout=10, trust_env=False
+    ) as c:
         return c.get("/vaults").status_code
+
+
+def test_a_sessions_page_secret_across_reloads_tabs_sign_out_and_key_rotation(
+    page: Any, shot: Shot, example_vault: Path, data_dir: Path
+) -> None:
+    with real_server(example_vault, data_dir, None) as server:
+        requests: list[Any] = []
+        page.context.on("request", lambda r: requests.append(r))
+        _sign_in(page, server)
+        assert page.evaluate("location.hash") == ""
+        secret = page.evaluate(f"localStorage.getItem('{STORE}')")
+        assert isinstance(secret, str) and len(secret) >= 40
+        cookie = {c["name"]: c["value"] for c in page.context.cookies()}
+        assert secret not in json.dumps(page.context.cookies())
+        # Only the origin that stored it can read it; the cookie alone is no credential.
+        assert _vaults_status(server, cookie, None) == 401
+        assert _vaults_status(server, cookie, secret) == 200
+        # The page's own requests carry it: the vaults' coverage came over HTTP, and no URL
+        # the browser asked for holds it (the fragment is never sent).
+        vaults = [r for r in requests if r.url == f"{server.url}/vaults"]
+        assert vaults and all(r.headers.get(PAGE_HEADER.lower()) == secret for r in vaults)
+        assert vaults[-1].response().status == 200
+        assert not [r.url for r in requests if secret in r.url]
+
+        page.reload()  # the cookie and the stored secret sign the page in again
+        expect(page.get_by_role("textbox", name="Message")).to_be_visible()
+        expect(page.get_by_role("button", name="Sign in")).to_have_count(0)
+        second = page.context.new_page()  # a second tab: same origin, same storage
+        second.goto(server.url + "/")
+        expect(second.get_by_role("textbox", name="Message")).to_be_visible()
+
+        # Signing out in one tab ends the session: the other tab's socket is closed and it asks
+        # to sign in again, saying why.
+        page.get_by_role("button", name="Sign out").click()
+        expect(page.get_by_role("button", name="Sign in")).to_be_visible()
+        expect(second.get_by_role("button", name="Sign in")).to_be_visible()
+        expect(second.locator(".signin .warn")).to_have_text(signed_out_message("unknown"))
+        second.close()
+
+        # A page that lost its secret (site data cleared, or a replayed cookie): refused, and
+        # told what to do.
+        _sign_in(page, server)
+        page.evaluate(f"localStorage.removeItem('{STORE}')")
+        page.reload()
+        expect(page.get_by_role("button", name="Sign in")).to_be_visible()
+        expect(page.locator(".signin .warn")).to_have_text(signed_out_message("no_page"))
+        shot(page, "real-13-sign-in-again-without-the-page-secret")
+        assert page.context.cookies() == []  # the refusal cleared the cookie, too
+
+        # A rotated key signs every browser out.
+        _sign_in(page, server)
+        rotate_key(server.app.state.vaultpilot.settings.key_path)
+        expect(page.get_by_role("button", name="Sign in")).to_be_visible(timeout=15_000)
+        expect(page.locator(".signin .warn")).to_have_text(signed_out_message("unknown"))
+        shot(page, "real-14-sign-in-again-after-key-rotation")
+    assert page.page_errors == []
 
 
 def test_a_run_streams_asks_with_the_diff_and_answers(

@@ -115,8 +115,8 @@ def signed_out_message(status: _SignedOut) -> str:
         return f"Your sign-in expired. {_NEW_LINK}"
     if status == "no_page":
         return (
-            "This page lacks its sign-in secret; the cookie alone is not enough. "
-            "Run 'vaultpilot open' for a new link."
+            "This page's sign-in is incomplete (its page secret is missing). "
+            "Run 'vaultpilot open' for a new login link."
         )
     return f"This server no longer knows your sign-in. {_NEW_LINK}"
 
