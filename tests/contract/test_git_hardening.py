@@ -7,6 +7,7 @@ Each test is an attack by someone who controls ``.git/config``, ``.git/hooks`` a
 
 from __future__ import annotations
 
+import json
 import shlex
 import stat
 import sys
@@ -187,3 +188,28 @@ def test_git_gets_no_secret_from_the_environment(
     assert names, "the wrapper did not run"
     assert not names & {*SECRETS, "UNLISTED_SETTING"}
     assert {"PATH", "HOME", "GIT_TERMINAL_PROMPT"} <= names
+
+
+def test_core_worktree_cannot_point_git_at_files_outside_the_repository(
+    git_repo: Path, git_env: dict[str, str], tmp_path: Path
+) -> None:
+    """A synced .git/config naming another work tree: its files would be read as the vault's."""
+    outside = tmp_path / "outside"
+    (outside / ".ssh").mkdir(parents=True)
+    (outside / ".ssh" / "id_rsa").write_text("PRIVATE-KEY-MATERIAL\n", encoding="utf-8")
+    git(git_repo, git_env, "config", "core.worktree", str(outside))
+    for action in ("git_diff", "git_status"):
+        reply = call(git_repo, git_env, action, {})
+        assert "PRIVATE-KEY-MATERIAL" not in json.dumps(reply)
+        assert "id_rsa" not in json.dumps(reply) and ".ssh" not in json.dumps(reply)
+
+
+def test_a_git_file_pointing_at_another_repository_is_refused(
+    git_repo: Path, git_env: dict[str, str], tmp_path: Path
+) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / ".git").write_text(f"gitdir: {git_repo / '.git'}\n", encoding="utf-8")
+    reply = call(vault, git_env, "git_log", {})
+    assert reply["status"] == "error" and "Cargo" not in json.dumps(reply)
+    assert "not in a .git folder of its own" in json.dumps(reply), reply

@@ -237,7 +237,8 @@ def _extra_arguments(
 def _not_a_repository(name: str, vault: str) -> str | None:
     # git looks for a repository upwards from the folder it runs in: a vault inside a larger
     # repository (or the home folder's) would hand the model that repository instead.
-    if os.path.lexists(os.path.join(vault, ".git")):
+    found = os.path.join(vault, ".git")
+    if os.path.isdir(found) and not os.path.islink(found):  # a .git file or link leads away
         return None
     return (
         f"The vault is not a git repository (it has no .git folder at its top), and {name} "

@@ -338,6 +338,30 @@ def _failure(request: ParsedRequest | None, message: str, exit_code: int | None 
     return reply(request, code=1, result=Result("error", message, metadata))
 
 
+def pinned(repo: Path, git_dir: str) -> list[str]:
+    """``--git-dir`` and ``--work-tree`` for every git run in ``repo``: the repository is the
+    real ``.git`` folder git found at or above ``repo`` and its work tree is that folder's
+    parent, whatever the repository's config says (``core.worktree`` could point git at another
+    folder, whose files would then be read as the repository's). A ``.git`` that is a file or a
+    link (``gitdir: /elsewhere``: a worktree, a submodule, or a trap) is refused."""
+    found = Path(git_dir)
+    top = found.parent
+    inside = os.path.realpath(repo)
+    is_own = (
+        found.name == ".git"
+        and not os.path.islink(found)
+        and os.path.isdir(found)
+        and (inside == os.path.realpath(top) or inside.startswith(os.path.realpath(top) + os.sep))
+    )
+    if not is_own:
+        raise PathRefusedError(
+            f"The repository of '{repo}' is kept at '{git_dir}', not in a .git folder of its "
+            "own (a .git file or link points elsewhere: a worktree or a submodule); git_agent "
+            "works only on a repository whose .git folder is inside it."
+        )
+    return [f"--git-dir={found}", f"--work-tree={top}"]
+
+
 def _repo(repo_path: str | None, cwd: Path) -> Path:
     repo = cwd if repo_path is None else cwd / repo_path
     if not os.path.isdir(repo):
@@ -378,21 +402,29 @@ def handle(
     try:
         repo = _repo(getattr(command, "repo_path", None), cwd)
         scope = VaultScope.of(repo)
+        found_dir = run_git(
+            ["rev-parse", "--absolute-git-dir"], repo=repo, env=env, timeout=timeout
+        )
+        if found_dir.exit_code != 0:  # e.g. not a repository: git's own message and exit code
+            return _failure(request, found_dir.stderr or found_dir.stdout, found_dir.exit_code)
+        pin = pinned(repo, found_dir.stdout.rstrip("\n"))
         files = getattr(command, "files", None)
         if files:
-            top = run_git(["rev-parse", "--show-toplevel"], repo=repo, env=env, timeout=timeout)
+            top = run_git(
+                ["rev-parse", "--show-toplevel"], repo=repo, env=env, timeout=timeout, extra=pin
+            )
             if top.exit_code != 0:  # e.g. not a repository: git's own message and exit code
                 return _failure(request, top.stderr or top.stdout, top.exit_code)
             _check_files(files, repo, top.stdout.rstrip("\n"), scope)
         extra: list[str] = []
         if isinstance(command, _NEEDS_OVERRIDES):
             names = ["config", "-z", "--name-only", "--get-regexp", _NAMED_REGEX]
-            found = run_git(names, repo=repo, env=env, timeout=timeout)
+            found = run_git(names, repo=repo, env=env, timeout=timeout, extra=pin)
             if found.exit_code not in (0, 1):  # 1: none configured
                 return _failure(request, found.stderr or found.stdout, found.exit_code)
             extra = config_overrides(found.stdout)
         args, stdin = _git_args(command, scope)
-        run = run_git(args, repo=repo, env=env, stdin=stdin, timeout=timeout, extra=extra)
+        run = run_git(args, repo=repo, env=env, stdin=stdin, timeout=timeout, extra=[*pin, *extra])
     except VaultpilotError as exc:
         return _failure(request, str(exc))
     except Exception as exc:  # a bug or an unexpected OS failure: still one clean reply
