@@ -338,6 +338,16 @@ def _failure(request: ParsedRequest | None, message: str, exit_code: int | None 
     return reply(request, code=1, result=Result("error", message, metadata))
 
 
+def _locate(repo: Path, env: Mapping[str, str], timeout: float) -> tuple[list[str], str] | GitRun:
+    """``pinned``'s options for ``repo`` and the work tree they name, or git's failure to find
+    a repository there."""
+    found = run_git(["rev-parse", "--absolute-git-dir"], repo=repo, env=env, timeout=timeout)
+    if found.exit_code != 0:
+        return found
+    git_dir = found.stdout.rstrip("\n")
+    return pinned(repo, git_dir), str(Path(git_dir).parent)
+
+
 def pinned(repo: Path, git_dir: str) -> list[str]:
     """``--git-dir`` and ``--work-tree`` for every git run in ``repo``: the repository is the
     real ``.git`` folder git found at or above ``repo`` and its work tree is that folder's
@@ -402,20 +412,13 @@ def handle(
     try:
         repo = _repo(getattr(command, "repo_path", None), cwd)
         scope = VaultScope.of(repo)
-        found_dir = run_git(
-            ["rev-parse", "--absolute-git-dir"], repo=repo, env=env, timeout=timeout
-        )
-        if found_dir.exit_code != 0:  # e.g. not a repository: git's own message and exit code
-            return _failure(request, found_dir.stderr or found_dir.stdout, found_dir.exit_code)
-        pin = pinned(repo, found_dir.stdout.rstrip("\n"))
+        located = _locate(repo, env, timeout)
+        if isinstance(located, GitRun):  # e.g. not a repository: git's own message and code
+            return _failure(request, located.stderr or located.stdout, located.exit_code)
+        pin, work_tree = located
         files = getattr(command, "files", None)
         if files:
-            top = run_git(
-                ["rev-parse", "--show-toplevel"], repo=repo, env=env, timeout=timeout, extra=pin
-            )
-            if top.exit_code != 0:  # e.g. not a repository: git's own message and exit code
-                return _failure(request, top.stderr or top.stdout, top.exit_code)
-            _check_files(files, repo, top.stdout.rstrip("\n"), scope)
+            _check_files(files, repo, work_tree, scope)
         extra: list[str] = []
         if isinstance(command, _NEEDS_OVERRIDES):
             names = ["config", "-z", "--name-only", "--get-regexp", _NAMED_REGEX]
