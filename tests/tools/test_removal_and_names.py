@@ -219,6 +219,20 @@ def test_a_new_name_links_could_not_reach_is_refused(bare: ToolContext) -> None:
     assert renamed["success"] is False and "#" in renamed["message"]
 
 
+def test_a_new_name_with_an_invisible_character_is_refused(bare: ToolContext) -> None:
+    """A right-to-left override reverses how a name reads in lists and approval cards; a
+    zero-width space makes a twin of another name."""
+    for target in ("Inbox/\u202etroper.md", "Inbox\u200b.md", "Folder\u2066x/a.md"):
+        made = manage(bare, operation="create_note", target=target, content="x")
+        assert made["success"] is False and "invisible character" in made["message"], made
+    write(bare.root, "Report.md", "# Report\n")
+    renamed = manage(
+        bare, operation="move_note", target="Report.md", destination="Archive/\u202etroper.md"
+    )
+    assert renamed["success"] is False and "U+202E" in renamed["message"]
+    assert (bare.root / "Report.md").exists() and not (bare.root / "Archive").exists()
+
+
 def test_a_refused_create_leaves_no_folders_behind(bare: ToolContext) -> None:
     made = manage(bare, operation="create_note", target=f"New/Sub/{'n' * 300}.md", content="x")
     assert made["success"] is False, made

@@ -49,6 +49,7 @@ import secrets
 import signal
 import stat
 import time
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -239,7 +240,17 @@ _LINK_BREAKING = re.compile(r"[#^\[\]]")
 
 
 def _check_linkable(name: str, rel: str) -> None:
-    """Refuse a new note or folder name that links could not reach."""
+    """Refuse a new note or folder name that links could not reach, or that holds a character
+    that is not shown (a zero-width space, a right-to-left override): such a name looks like
+    another one, or reads reversed, in every list and approval it appears in."""
+    hidden = next((c for c in name if unicodedata.category(c) == "Cf"), None)
+    if hidden is not None:
+        what = unicodedata.name(hidden, "a format character")
+        raise PathRefusedError(
+            f"Path {rel!r} contains an invisible character (U+{ord(hidden):04X} {what}) in the "
+            f"name {name!r}: it would look like another name, or read reversed. Choose a name "
+            "without it."
+        )
     bad = _LINK_BREAKING.search(name)
     if bad:
         raise PathRefusedError(
