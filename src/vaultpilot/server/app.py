@@ -55,7 +55,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
 import vaultpilot
-from vaultpilot.agent.approvals import ApprovalPolicy
 from vaultpilot.agent.config import AgentConfig, load_config, require_model
 from vaultpilot.agent.model import ModelClient
 from vaultpilot.agent.providers import make_model
@@ -63,7 +62,7 @@ from vaultpilot.errors import SetupError, VaultpilotError
 from vaultpilot.index.embedding.base import Embedder
 from vaultpilot.index.semantic import select_embedder
 from vaultpilot.locations import memory_db_path
-from vaultpilot.mcp import Approvals, build_http_app
+from vaultpilot.mcp import build_http_app
 from vaultpilot.server import models as m
 from vaultpilot.server.approvals import ApprovalBroker
 from vaultpilot.server.auth import PAGE_FRAGMENT, SecurityMiddleware
@@ -444,16 +443,6 @@ def _websocket_route(app: FastAPI, state: ServerState) -> None:
         )
 
 
-def _approval_policy(settings: ServerSettings, agent_config: AgentConfig | None) -> ApprovalPolicy:
-    """The approval rules MCP clients are held to: the agent configuration's ``[approvals]``."""
-    if agent_config is None:
-        try:
-            agent_config = load_config(path=settings.config_path).config
-        except VaultpilotError:  # an unreadable config: the defaults (the banner reports it)
-            return ApprovalPolicy()
-    return ApprovalPolicy().with_rules(agent_config.approvals)
-
-
 def create_app(
     settings: ServerSettings,
     *,
@@ -495,7 +484,7 @@ def create_app(
     # the same key and Host/Origin checks, with the agent's approval rules.
     mcp_http = build_http_app(
         {h.vault_id: h for h in vaults.handles()},
-        approvals=Approvals(_approval_policy(settings, agent_config), settings.config_path),
+        approvals=runs.approvals,  # one rule reader for /mcp, /rpc and /ws
     )
 
     @asynccontextmanager
