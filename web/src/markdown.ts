@@ -11,7 +11,10 @@
 
 import { type ComponentChild, type ComponentChildren, h } from "preact";
 
-const SAFE_SCHEMES = ["http:", "https:", "mailto:", "obsidian:"];
+const SAFE_SCHEMES = ["http:", "https:", "mailto:"];
+// Of Obsidian's own addresses only "open a note": others (a plugin's, such as advanced-uri's
+// commands) would run something in Obsidian at one click on a model's answer.
+const OBSIDIAN_OPEN = "obsidian://open?";
 
 export function obsidianUri(vault: string, file: string): string {
   return `obsidian://open?vault=${encodeURIComponent(vault)}&file=${encodeURIComponent(file)}`;
@@ -30,6 +33,7 @@ export function safeHref(raw: string, vault: string): string | null {
     const file = decodeSafe(url.split("#")[0] ?? "");
     return file ? obsidianUri(vault, file) : null;
   }
+  if (scheme === "obsidian") return squeezed.startsWith(OBSIDIAN_OPEN) ? url : null;
   return SAFE_SCHEMES.includes(`${scheme}:`) ? url : null;
 }
 
