@@ -210,3 +210,18 @@ def test_errors_guide(ctx: ToolContext, args: dict[str, object], message: str) -
 
 def test_now_is_the_context_clock(ctx: ToolContext) -> None:
     assert ctx.now() == NOW
+
+
+def test_daily_note_dates_are_a_day_or_a_moment_and_nothing_after() -> None:
+    from datetime import date
+
+    from vaultpilot.errors import InvalidArgumentError
+    from vaultpilot.tools.daily import parse_day
+
+    today = date(2025, 3, 10)
+    assert parse_day("2025-01-15", today) == date(2025, 1, 15)
+    assert parse_day("2025-01-15T09:30", today) == date(2025, 1, 15)
+    assert parse_day("yesterday", today) == date(2025, 3, 9)
+    for bad in ("2025-01-01/../../x", "2025-01-15 and more", "2025-13-01"):
+        with pytest.raises(InvalidArgumentError, match="YYYY-MM-DD"):
+            parse_day(bad, today)

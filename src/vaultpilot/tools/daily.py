@@ -132,8 +132,8 @@ def parse_day(text: str | None, today: date) -> date:
         return today - timedelta(days=1)
     if word == "tomorrow":
         return today + timedelta(days=1)
-    try:
-        return date.fromisoformat(word[:10])
+    try:  # a date, or a date and time ('2025-01-15T09:30'); nothing may follow them
+        return datetime.fromisoformat(word).date() if len(word) > 10 else date.fromisoformat(word)
     except ValueError:
         raise InvalidArgumentError(
             f"date {text!r} is not understood; use 'today', 'yesterday', 'tomorrow' or "
