@@ -11,3 +11,14 @@ describe("links in answers and notes", () => {
     expect(safeHref("https://example.com/a", "Notes")).toBe("https://example.com/a");
   });
 });
+
+describe("long text", () => {
+  it("renders a long line of unclosed links at once, as text", async () => {
+    const { inline } = await import("../../web/src/markdown");
+    const text = "[a](".repeat(40_000);
+    const started = performance.now();
+    const out = inline(text, "Notes");
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(out).toEqual([text]);
+  });
+});

@@ -132,7 +132,12 @@ function startsBlock(line: string): boolean {
 const INLINE =
   /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)|!?\[\[([^\]\n]+)\]\]|!?\[([^\]\n]*)\]\(([^)\s]*(?:\s+"[^"]*")?)\)|\*\*([^*\n]+)\*\*|__([^_\n]+)__|\*([^*\n]+)\*|(?<![\w])_([^_\n]+)_(?![\w])|~~([^~\n]+)~~|(https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"])/
 
+// Past this length a paragraph is shown as plain text: the link patterns are tried at every
+// "[" and each try may scan to the end, so a long line of unclosed links would freeze the tab.
+const INLINE_LIMIT = 16_000;
+
 export function inline(text: string, vault: string): ComponentChildren[] {
+  if (text.length > INLINE_LIMIT) return [text];
   const out: ComponentChildren[] = [];
   let last = 0;
   // A fresh regex per call: the recursion for **bold** must not move the caller's lastIndex.
