@@ -10,6 +10,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -25,13 +26,16 @@ def _env(tmp_path: Path, server: ScriptedModelServer) -> dict[str, str]:
     return scripted_env(tmp_path, server.base_url)
 
 
+def _one_write(arguments: dict[str, Any], answer: str) -> list[ScriptedTurn]:
+    """A run that makes one obsidian_vault_manager call, then answers."""
+    call = ScriptedCall(name="obsidian_vault_manager", arguments=arguments)
+    return [ScriptedTurn(tool_calls=[call]), ScriptedTurn(text=answer)]
+
+
 def test_a_second_undo_says_the_run_was_already_undone(example_vault: Path, tmp_path: Path) -> None:
     inbox = (example_vault / "Inbox.md").read_bytes()
     move = {"operation": "move_note", "target": "Inbox.md", "destination": "Filed/Later/Inbox.md"}
-    turns = [
-        ScriptedTurn(tool_calls=[ScriptedCall(name="obsidian_vault_manager", arguments=move)]),
-        ScriptedTurn(text="Filed."),
-    ]
+    turns = _one_write(move, "Filed.")
     with ScriptedModelServer(turns) as server:
         env = _env(tmp_path, server)
         done = runner.invoke(
@@ -130,10 +134,7 @@ def test_undo_with_an_id_undoes_that_set_and_the_hint_names_it(
 ) -> None:
     inbox = (example_vault / "Inbox.md").read_bytes()
     move = {"operation": "move_note", "target": "Inbox.md", "destination": "Filed/Inbox.md"}
-    turns = [
-        ScriptedTurn(tool_calls=[ScriptedCall(name="obsidian_vault_manager", arguments=move)]),
-        ScriptedTurn(text="Filed."),
-    ]
+    turns = _one_write(move, "Filed.")
     with ScriptedModelServer(turns) as server:
         env = _env(tmp_path, server)
         first = runner.invoke(
@@ -186,10 +187,7 @@ def test_undo_reaches_the_runs_of_a_continued_conversation(
 ) -> None:
     home = (example_vault / "Home.md").read_bytes()
     append = {"operation": "append_note", "target": "Home.md", "content": "- added\n"}
-    turns = [
-        ScriptedTurn(tool_calls=[ScriptedCall(name="obsidian_vault_manager", arguments=append)]),
-        ScriptedTurn(text="Added."),
-    ]
+    turns = _one_write(append, "Added.")
     with ScriptedModelServer(turns) as server:
         env = _env(tmp_path, server)
         first = runner.invoke(
