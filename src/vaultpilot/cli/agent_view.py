@@ -44,7 +44,7 @@ from vaultpilot.cli.run_changes import FileStep, RunChanges
 from vaultpilot.cli.steps import diff_counts, label, outcome, plural
 from vaultpilot.cli.stream import Spinner, WordWrapper
 
-__all__ = ["JsonView", "TerminalView", "approval_block", "fold", "print_text"]
+__all__ = ["JsonView", "TerminalView", "approval_block", "fold", "print_text", "step_line"]
 
 _DIFF_LINES = 60  # per file, in an approval
 
@@ -176,6 +176,35 @@ def _argument_lines(arguments: dict[str, Any], width: int) -> list[str]:
         for i, piece in enumerate(shown.splitlines() or [""]):
             lines += fold(f"    {name}: {piece}" if i == 0 else f"      {piece}", width - 1)
     return lines
+
+
+_DECLINED = {
+    "user": "declined by you",
+    "policy": "refused by the approval policy",
+    "nobody": "not run: nobody could approve it",
+}
+
+
+def step_line(
+    shown: str, source: str, success: bool, said: str, *, declined_by: str = "user"
+) -> Text:
+    """A finished step's line, live or replayed: ``⊘`` declined or interrupted, ``✗`` failed,
+    ``●`` done with ``said`` (its line counts or a few words of its outcome)."""
+    line = Text()
+    if source == "denied":
+        mark, style, said = "⊘ ", "yellow", _DECLINED.get(declined_by, _DECLINED["user"])
+    elif source == "interrupted":
+        mark, style, said = "⊘ ", "yellow", "interrupted"
+    elif not success:
+        mark, style = "✗ ", "red"
+    else:
+        mark, style = "● ", "dim"
+        if source == "override":
+            said += "  (result given by the user)"
+    line.append(mark, "green" if mark == "● " else style)
+    line.append(shown, "bold")
+    line.append(f"  {said}", style)
+    return line
 
 
 def _file_counts(d: dict[str, Any], path: str) -> str:
@@ -382,31 +411,12 @@ class TerminalView:
 
     def _result(self, event: ToolResult) -> None:
         shown = self.calls.get(event.call_id, event.name)
-        line = Text()
-        if event.source == "denied":
-            by = self.declined.get(event.call_id, "user")
-            line.append("⊘ ", "yellow")
-            line.append(shown, "bold")
-            why = "declined by you" if by == "user" else "refused by the approval policy"
-            if by == "nobody":
-                why = "not run: nobody could approve it"
-            line.append(f"  {why}", "yellow")
-        elif event.source == "interrupted":
-            line.append("⊘ ", "yellow")
-            line.append(shown, "bold")
-            line.append("  interrupted", "yellow")
-        elif not event.success:
-            line.append("✗ ", "red")
-            line.append(shown, "bold")
-            line.append(f"  {outcome(event.result)}", "red")
-        else:
-            line.append("● ", "green")
-            line.append(shown, "bold")
+        said = outcome(event.result)
+        if event.success and event.source not in ("denied", "interrupted"):
             steps = self.changes.new() if self.changes is not None else []
-            line.append(f"  {self._steps_or_outcome(steps, event.result)}", "dim")
-            if event.source == "override":
-                line.append("  (result given by the user)", "dim")
-        self._line(line)
+            said = self._steps_or_outcome(steps, event.result)
+        by = self.declined.get(event.call_id, "user")
+        self._line(step_line(shown, event.source, event.success, said, declined_by=by))
 
     @staticmethod
     def _steps_or_outcome(steps: list[FileStep], result: dict[str, Any]) -> str:

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from vaultpilot.agent.events import StepLabel
 from vaultpilot.agent.model import ChatMessage
-from vaultpilot.cli.agent_view import print_text
+from vaultpilot.cli.agent_view import print_text, step_line
 from vaultpilot.cli.steps import counts, label, outcome, render
 from vaultpilot.memory.conversations import run_transcripts
 
@@ -27,11 +27,6 @@ __all__ = ["TRANSCRIPT_CHARS", "replay"]
 
 TRANSCRIPT_CHARS = 600
 _CONTEXT = "\n\n### Context from attached files ###"
-_DECLINED = {
-    "user": "declined by you",
-    "policy": "refused by the approval policy",
-    "nobody": "not run: nobody could approve it",
-}
 
 
 def replay(
@@ -99,27 +94,14 @@ def _shown_call(event: Mapping[str, Any]) -> str:
 
 
 def _step(what: str, event: Mapping[str, Any], declined_by: str | None) -> Text:
-    """One step's line, as the live view drew it."""
-    line = Text()
-    source = event.get("source")
+    """One step's line, as the live view drew it (``agent_view.step_line``)."""
     found = event.get("result")
     result: Mapping[str, Any] = found if isinstance(found, dict) else {}
+    files = event.get("files")
     said = str(event.get("outcome") or "") or outcome(result)
-    if source == "denied":
-        line.append("⊘ ", "yellow")
-        line.append(what, "bold")
-        line.append(f"  {_DECLINED.get(declined_by or 'user', _DECLINED['user'])}", "yellow")
-    elif source == "interrupted":
-        line.append("⊘ ", "yellow")
-        line.append(what, "bold")
-        line.append("  interrupted", "yellow")
-    elif not event.get("success"):
-        line.append("✗ ", "red")
-        line.append(what, "bold")
-        line.append(f"  {said}", "red")
-    else:
-        files = event.get("files")
-        line.append("● ", "green")
-        line.append(what, "bold")
-        line.append(f"  {counts(files) if isinstance(files, list) and files else said}", "dim")
-    return line
+    if event.get("success") and isinstance(files, list) and files:
+        said = counts(files)
+    source = str(event.get("source") or "tool")
+    return step_line(
+        what, source, bool(event.get("success")), said, declined_by=declined_by or "user"
+    )
