@@ -135,6 +135,17 @@ def test_list_at_80_columns_wraps_at_words(data_dir: Path) -> None:
     assert all(line == line.rstrip() for line in lines)
 
 
+def test_list_keeps_a_long_command_on_one_line_to_copy(data_dir: Path) -> None:
+    python = "/home/someone/a rather long/path/to/a/checkout/of/the/project/.venv/bin/python"
+    conn = connect(data_dir / "memory.db")
+    upsert_tool(conn, ProcessTool("deep", "Deep.", {}, (python, "-m", "some.module")))
+    conn.close()
+    out = CliRunner().invoke(app, ["agents", "list"], env={"COLUMNS": "80", "NO_COLOR": "1"})
+    assert out.exit_code == 0, out.output
+    quoted = "'/home/someone/a rather long/path/to/a/checkout/of/the/project/.venv/bin/python'"
+    assert f"  command: {quoted} -m some.module" in out.output.splitlines(), out.output
+
+
 def test_call_gives_the_vault_when_the_payload_names_none(data_dir: Path, vault: Path) -> None:
     payload = json.dumps({"note_name": "Plan"})
     args = ["agents", "call", "obsidian_agent", "--action", "read_note", "--payload", payload]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sqlite3
 import textwrap
 from pathlib import Path
@@ -103,20 +104,21 @@ def list_command(data_dir: DataDirOption = None, as_json: JsonOption = False) ->
         console.print_json(data=rows)
         return
     # One block a tool, wrapped at words: a table folded module names at 80 columns.
+    # The command is never wrapped: it is one line a person copies into a shell.
     width = max(40, console.width - 1)
     for t in tools:
-        command = " ".join(t.command) if isinstance(t, ProcessTool) else "(in-process)"
+        command = shlex.join(t.command) if isinstance(t, ProcessTool) else "(in-process)"
         console.print(Text.assemble((t.name, "bold"), (f" ({t.kind})", "dim")))
         for text, style in (
             (t.description, ""),
             (f"actions: {', '.join(_actions(t)) or '(none listed)'}", "dim"),
-            (f"command: {command}", "dim"),
         ):
             wrapped = textwrap.fill(
                 text, width, initial_indent="  ", subsequent_indent="    ",
                 break_long_words=False, break_on_hyphens=False,
             )  # fmt: skip
             console.print(Text(wrapped, style), soft_wrap=True)
+        console.print(Text(f"  command: {command}", "dim"), soft_wrap=True)
 
 
 @agents_app.command("call")
