@@ -229,6 +229,28 @@ def test_a_wrong_key_in_the_first_frame_closes_the_socket(server: Live) -> None:
     assert code == ws_module.CLOSE_UNAUTHORIZED
 
 
+@pytest.mark.parametrize(
+    "frame",
+    [
+        "[" * 100_000 + "]" * 100_000,
+        '{"timestamp": ' + "9" * 5000 + "}",
+        '["\\ud800", ' + "[" * 100_000 + "]" * 100_000 + "]",
+    ],
+)
+def test_an_unreadable_first_frame_is_refused_like_any_other(server: Live, frame: str) -> None:
+    async def go() -> tuple[dict[str, Any], int | None]:
+        async with server.ws(additional_headers={}) as ws:
+            await ws.send(frame)
+            reply = await recv_json(ws)
+            with pytest.raises(ConnectionClosed):
+                await recv_json(ws)
+            return reply, ws.close_code
+
+    reply, code = asyncio.run(go())
+    assert reply["error"]["code"] == "unauthorized" and "Authenticate first" in str(reply)
+    assert code == ws_module.CLOSE_UNAUTHORIZED
+
+
 def test_silence_instead_of_authenticating_closes_the_socket(
     server: Live, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -17,6 +17,8 @@ Contract:
   string (a note, a reply, a WebSocket frame) would then fail.
 * ``text_problem(raw)`` is that check for a decoded JSON document (a WebSocket frame, already
   UTF-8 by the WebSocket protocol): ``None`` when it is fine, else the message to answer with.
+  ``read_frame(text)`` reads a frame with that check: the JSON value, or ``FrameError`` with the
+  message (not valid text, not JSON, nested too deeply, a number too long).
 
 ``MAX_PENDING_SOCKETS`` caps the WebSockets that are open but not yet signed in (no key or
 session in the handshake, waiting to send ``Authenticate``, at most ``ws.AUTH_TIMEOUT_S``): one
@@ -46,7 +48,9 @@ __all__ = [
     "MAX_PENDING_SOCKETS",
     "PENDING_REFUSED",
     "BodyLimitMiddleware",
+    "FrameError",
     "body_problem",
+    "read_frame",
     "replaying",
     "text_problem",
     "too_large_message",
@@ -111,10 +115,35 @@ def text_problem(raw: str) -> str | None:
         return None
     try:
         data = json.loads(raw)
-    except ValueError:
-        return None  # not JSON: the parser that follows says so
+    except (ValueError, RecursionError):
+        return None  # not JSON, or not readable: the parser that follows says so
     found = _lone_surrogate(data)
     return None if found is None else _surrogate_message(found)
+
+
+def read_frame(text: str) -> Any:
+    """The JSON value a WebSocket frame holds; ``FrameError`` saying what is wrong otherwise.
+
+    The one reader of frames, before and after sign-in: a frame nested too deeply or holding a
+    number too long to read (Python's limits) is a client's mistake like any other, never an
+    exception past the handler.
+    """
+    problem = text_problem(text)
+    if problem is not None:
+        raise FrameError(problem)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FrameError(f"The frame is not valid JSON ({exc.msg} at {exc.pos}).") from None
+    except (ValueError, RecursionError):  # a number too long to read, or nesting too deep
+        raise FrameError(
+            "The frame could not be read: a number is too long or it is nested too deeply; "
+            "send one JSON object, nested at most a few levels."
+        ) from None
+
+
+class FrameError(ValueError):
+    """A WebSocket frame that is not one readable JSON document; ``str()`` says why."""
 
 
 def body_problem(body: bytes) -> str | None:

@@ -8,18 +8,18 @@ Arguments are validated by the command's model (``models.ARGUMENT_MODELS``); the
 tools validate their own (``vaultpilot.tools.registry``), after ``VaultID`` is taken out.
 Failures become envelope errors through ``envelope.error_reply`` (which logs internal errors
 with their traceback); a validation problem is an ``invalid_argument`` error naming each bad
-argument and what is valid. A WebSocket frame holding a lone surrogate is answered with
-``invalid_argument`` before it is decoded (``limits.text_problem``). The sending client
-(``sub``, None over HTTP) goes with each command, so approvals can refuse a client approving its
-own request (see ``approvals``). Every vault tool call a client makes (and CreateNote, UpdateNote,
-and a ToolOverride the server runs) is held to the configuration's ``[approvals]`` rules first
+argument and what is valid. A WebSocket frame that is not one readable JSON document (a lone
+surrogate, nesting too deep) is answered with ``invalid_argument`` (``limits.read_frame``). The
+sending client (``sub``, None over HTTP) goes with each command, so approvals can refuse a client
+approving its own request (see ``approvals``). Every vault tool call a client makes (and
+CreateNote, UpdateNote, and a ToolOverride the server runs) is held to the configuration's
+``[approvals]`` rules first
 (``approvals.ApprovalBroker.hold_to_rules``): denied, asked for, or run.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -31,7 +31,7 @@ from vaultpilot.errors import InvalidArgumentError, NotFoundError, RequestError,
 from vaultpilot.server.context import StatusRecord, build_vault_context
 from vaultpilot.server.envelope import error_reply, failure, internal_failure, success
 from vaultpilot.server.history import change_history, show_change_set, undo_changes
-from vaultpilot.server.limits import text_problem
+from vaultpilot.server.limits import FrameError, read_frame
 from vaultpilot.server.models import (
     AGENT_TOOLS,
     ARGUMENT_MODELS,
@@ -491,23 +491,10 @@ def parse_command(data: Any) -> ToolCommand:
 
 async def dispatch_text(state: ServerState, text: str, sub: Subscriber | None) -> dict[str, Any]:
     """Decode, validate and run one WebSocket frame; returns its envelope."""
-    problem = text_problem(text)
-    if problem is not None:  # answered here, so the socket stays open (see ``limits``)
-        return failure(None, None, "invalid_argument", problem)
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return failure(
-            None, None, "invalid_argument", f"The frame is not valid JSON ({exc.msg} at {exc.pos})."
-        )
-    except (ValueError, RecursionError):  # a number too long to read, or nesting too deep
-        return failure(
-            None,
-            None,
-            "invalid_argument",
-            "The frame could not be read: a number is too long or it is nested too deeply; "
-            "send one JSON object, nested at most a few levels.",
-        )
+        data = read_frame(text)
+    except FrameError as exc:  # answered here, so the socket stays open (see ``limits``)
+        return failure(None, None, "invalid_argument", str(exc))
     try:
         command = parse_command(data)
     except InvalidArgumentError as err:

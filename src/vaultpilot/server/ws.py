@@ -70,6 +70,8 @@ from vaultpilot.server.limits import (
     CLOSE_TRY_AGAIN,
     MAX_PENDING_SOCKETS,
     PENDING_REFUSED,
+    FrameError,
+    read_frame,
     too_large_message,
 )
 from vaultpilot.server.spec_events import SpecStream, translate_all
@@ -204,8 +206,7 @@ async def _authenticate(ws: WebSocket, check: Callable[[str | None], bool]) -> s
     name: str | None = None
     key: str | None = None
     try:
-        text = await asyncio.wait_for(ws.receive_text(), AUTH_TIMEOUT_S)
-        data = json.loads(text)
+        data = read_frame(await asyncio.wait_for(ws.receive_text(), AUTH_TIMEOUT_S))
         if isinstance(data, dict):
             raw_id = data.get("id")
             command_id = raw_id if isinstance(raw_id, str) else None
@@ -213,7 +214,7 @@ async def _authenticate(ws: WebSocket, check: Callable[[str | None], bool]) -> s
             args = data.get("arguments")
             if name == "Authenticate" and isinstance(args, dict):
                 key = args.get("key") if isinstance(args.get("key"), str) else None
-    except (TimeoutError, json.JSONDecodeError, KeyError, RuntimeError):
+    except (TimeoutError, FrameError, KeyError, RuntimeError):
         pass
     except WebSocketDisconnect:
         return None
