@@ -68,6 +68,32 @@ def test_commands_are_argument_lists_matched_whole_against_the_allowlist() -> No
         plan_command(ON, "   ")
 
 
+def test_a_short_options_attached_value_outside_the_vault_is_not_matched() -> None:
+    assert not plan_command(ON, "git diff -O/etc/passwd").allowlisted
+    assert not plan_command(ON, "git diff -vO/etc/passwd").allowlisted
+    assert not plan_command(ON, "git diff -O..").allowlisted
+    assert not plan_command(ON, "git diff -O~root/x").allowlisted
+    assert plan_command(ON, "git diff -U3 --stat").allowlisted  # a value inside stays allowed
+
+
+def test_a_link_in_the_vault_leading_out_of_it_is_not_matched(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    (root / "Notes").mkdir(parents=True)
+    (root / "Notes" / "a.md").write_text("a\n", encoding="utf-8")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("key\n", encoding="utf-8")
+    (root / "leak.md").symlink_to(secret)
+    (root / "out").symlink_to(tmp_path)
+    (root / "inside.md").symlink_to(root / "Notes" / "a.md")
+    cat = ShellPolicy(enabled=True, allowlist=("cat *", "git diff **"))
+    assert plan_command(cat, "cat Notes/a.md", root).allowlisted
+    assert plan_command(cat, "cat inside.md", root).allowlisted  # a link that stays inside
+    assert not plan_command(cat, "cat leak.md", root).allowlisted
+    assert not plan_command(cat, "cat out/secret.txt", root).allowlisted
+    assert not plan_command(cat, "git diff --no-index leak.md Notes/a.md", root).allowlisted
+    assert not plan_command(cat, "git diff --output=out/x", root).allowlisted
+
+
 @pytest.mark.parametrize(
     ("entry", "problem"),
     [("*", "must start with a program"), ("git ** log", "only be the last"), ("'x", "split")],

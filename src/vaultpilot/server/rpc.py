@@ -142,7 +142,7 @@ async def _execute_shell(
 ) -> dict[str, Any]:
     vault = state.vaults.get(args.vault_id)
     policy = state.settings.shell
-    plan = plan_command(policy, args.command)
+    plan = plan_command(policy, args.command, vault.root)
     if not plan.allowlisted:
         answer = await state.approvals.ask(
             vault_id=vault.vault_id,

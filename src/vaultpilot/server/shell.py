@@ -16,11 +16,13 @@ Contract:
   ``git log --oneline -n --output=x``. Options are never matched by ``*`` because an option
   can change what a harmless command does (``git log --output=FILE`` writes a file); ``**``
   matches them, so it belongs only after a program whose every option is harmless. Neither
-  matches an argument naming a path outside the vault (absolute, ``~``, or with ``..``, as
-  itself or as an option's ``=value``): ``"cat *"`` allows ``cat Notes/a.md``, not
-  ``cat /etc/passwd`` nor ``cat ../data/server.key``. A command run through ``/bin/sh`` is never
-  allowlisted, since a shell line can do anything after its first word. Commands that are not
-  allowlisted must be approved (the caller's business: see ``approvals``).
+  matches an argument naming a path outside the vault (absolute, ``~``, with ``..``, or a link
+  in the vault leading out of it; as itself, as an ``=value``, or attached to a short option
+  as in ``-f/etc/passwd``): ``"cat *"`` allows ``cat Notes/a.md``, not ``cat /etc/passwd``, nor
+  ``cat ../data/server.key``, nor ``cat link.md`` when link.md leads to a file outside. A
+  command run through ``/bin/sh`` is never allowlisted, since a shell line can do anything
+  after its first word. Commands that are not allowlisted must be approved (the caller's
+  business: see ``approvals``).
 * ``run_plan(plan, cwd=..., policy=...)`` runs it in its own process group with a scrubbed
   environment (``scrubbed_env``: an allowlist of ``PATH``, ``HOME``, locale, ``TZ``, ``USER``,
   ``LOGNAME``, ``TMPDIR`` and the names the policy lists; nothing else passes, and the policy
@@ -94,35 +96,59 @@ def _split(text: str) -> list[str]:
         ) from None
 
 
-def _leaves_the_vault(arg: str) -> bool:
-    """Whether an argument (or an option's ``=value``) names a path outside the folder the
-    command runs in: absolute, from a home folder, or going up with ``..``."""
-    for value in (arg, arg.partition("=")[2]):
+def _values(arg: str) -> list[str]:
+    """What an argument may name as a path: itself, its ``=value``, and for a short option
+    every value it may carry attached (``-f/etc/passwd``, ``-vf/etc/passwd``)."""
+    out = [arg, arg.partition("=")[2]]
+    if arg.startswith("-") and not arg.startswith("--"):
+        out.extend(arg[k:] for k in range(2, len(arg)))
+    return [v for v in out if v]
+
+
+def _escapes(root: Path, value: str) -> bool:
+    """Whether ``value``, read as a path under ``root``, resolves outside it: through a link,
+    whether the path exists yet or is still to be written."""
+    try:
+        return not (root / value).resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError, ValueError):
+        return True  # a path that cannot be followed is not matched by a pattern
+
+
+def _leaves_the_vault(arg: str, root: Path | None) -> bool:
+    """Whether an argument names a path outside the folder the command runs in (see
+    ``_values``): absolute, from a home folder, going up with ``..``, or a link in ``root``
+    that leads out of it."""
+    for value in _values(arg):
         parts = value.replace("\\", "/").split("/")
         if value.startswith(("/", "~")) or ".." in parts:
+            return True
+        if root is not None and _escapes(root, value):
             return True
     return False
 
 
-def allowlist_match(entry: str, argv: Sequence[str]) -> bool:
-    """Whether ``argv`` matches the allowlist ``entry`` as a whole (see the module)."""
+def allowlist_match(entry: str, argv: Sequence[str], root: Path | None = None) -> bool:
+    """Whether ``argv``, run in ``root``, matches the allowlist ``entry`` as a whole (see the
+    module)."""
     pattern = _split(entry)
     for i, word in enumerate(pattern):
         if word == "**" and i == len(pattern) - 1:
-            return len(argv) >= i and not any(_leaves_the_vault(a) for a in argv[i:])
+            return len(argv) >= i and not any(_leaves_the_vault(a, root) for a in argv[i:])
         if i >= len(argv):
             return False
         arg = argv[i]
         if word == "*":
-            if arg.startswith("-") or _leaves_the_vault(arg):
+            if arg.startswith("-") or _leaves_the_vault(arg, root):
                 return False
         elif arg != word:
             return False
     return len(argv) == len(pattern)
 
 
-def plan_command(policy: ShellPolicy, command: str | Sequence[str]) -> ShellPlan:
-    """Check ``command`` against ``policy`` (see the module)."""
+def plan_command(
+    policy: ShellPolicy, command: str | Sequence[str], root: Path | None = None
+) -> ShellPlan:
+    """Check ``command``, to run in ``root``, against ``policy`` (see the module)."""
     if not policy.enabled:
         raise SetupError(
             "ExecuteShell is off on this server. To allow it, set enabled = true under "
@@ -145,7 +171,7 @@ def plan_command(policy: ShellPolicy, command: str | Sequence[str]) -> ShellPlan
             )
         if any("\x00" in a for a in argv):
             raise InvalidArgumentError("Command contains a NUL character.")
-    allowed = any(allowlist_match(entry, argv) for entry in policy.allowlist)
+    allowed = any(allowlist_match(entry, argv, root) for entry in policy.allowlist)
     return ShellPlan(tuple(argv), shlex.join(argv), False, allowed)
 
 
