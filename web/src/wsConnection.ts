@@ -74,8 +74,9 @@ export function connectWebSocket(url: string): Connection {
   }
 
   function open(): void {
-    // The server selects "vaultpilot" and never echoes the page secret's subprotocol.
-    const secret = pageSecret();
+    // The server selects "vaultpilot" and never echoes the page secret's subprotocol. A typed
+    // key signs the socket in by itself (its Authenticate frame), as in headers().
+    const secret = key === null ? pageSecret() : null;
     const ws = new WebSocket(url, secret === null ? [SUBPROTOCOL] : [SUBPROTOCOL, PAGE_SUBPROTOCOL + secret]);
     socket = ws;
     hello = null;
