@@ -409,3 +409,64 @@ def test_a_refused_connection_becomes_an_error_event(serve: Any) -> None:
     model = OpenAIChatModel(openai.AsyncOpenAI(base_url=url, api_key="k", max_retries=0), "m")
     events = collect(Agent(model, FunctionTools([echo]), "system"), "go")
     assert "Could not connect" in of_kind(events, ErrorEvent)[0].message
+
+
+LONG_NOTE = "# Plan\n\n" + "".join(
+    f"Step {i}: write down what the meeting decided about item {i} and who owns it.\n"
+    for i in range(8)
+)
+
+
+def _replace_agent(server: Any, vault_tools: VaultTools, policy: ApprovalPolicy) -> Agent:
+    return Agent(model_for(server), vault_tools, "system", policy=policy)
+
+
+def test_a_write_that_would_drop_many_words_asks_first(
+    serve: Any, vault_tools: VaultTools, vault: Path
+) -> None:
+    (vault / "Plan.md").write_text(LONG_NOTE, encoding="utf-8")
+    turn = calls(manage(operation="update_note", target="Plan.md", content="# Plan\n\nDone.\n"))
+    server = serve([turn, ScriptedTurn(text="Kept.")])
+    controls = RunControls()
+    asked: list[ApprovalRequired] = []
+
+    def refuse(event: AgentEvent) -> None:
+        if isinstance(event, ApprovalRequired):
+            asked.append(event)
+            controls.deny(event.call_id, "no")
+
+    events = collect(
+        _replace_agent(server, vault_tools, ApprovalPolicy()),
+        "tidy",
+        controls=controls,
+        on_event=refuse,
+    )
+    assert len(asked) == 1 and "words from Plan.md" in asked[0].reason, asked
+    assert asked[0].diffs and "-Step 3" in asked[0].diffs[0]["diff"]
+    assert (vault / "Plan.md").read_text(encoding="utf-8") == LONG_NOTE
+    assert of_kind(events, ToolResult)[0].source == "denied"
+
+
+def test_small_or_reworded_writes_and_an_allowed_update_run_without_asking(
+    serve: Any, vault_tools: VaultTools, vault: Path
+) -> None:
+    (vault / "Plan.md").write_text(LONG_NOTE, encoding="utf-8")
+    reordered = "# Plan\n\n" + "".join(reversed(LONG_NOTE.splitlines(keepends=True)[2:]))
+    turns = [
+        calls(manage(operation="update_note", target="Plan.md", content=reordered)),
+        calls(manage(operation="update_note", target="test.md", content="# Test\n\nShorter.\n")),
+        ScriptedTurn(text="Done."),
+    ]
+    server = serve(turns)
+    events = collect(_replace_agent(server, vault_tools, ApprovalPolicy()), "tidy")
+    assert not of_kind(events, ApprovalRequired)
+    assert all(r.success for r in of_kind(events, ToolResult))
+    assert (vault / "Plan.md").read_text(encoding="utf-8") == reordered
+
+    # A rule the person wrote decides it: no question, even for the whole note.
+    allowed = ApprovalPolicy().with_rules({"obsidian_vault_manager.update_note": "allow"})
+    turn = calls(manage(operation="update_note", target="Plan.md", content="# Plan\n"))
+    server = serve([turn, ScriptedTurn(text="Done.")])
+    events = collect(_replace_agent(server, vault_tools, allowed), "replace")  # nobody to ask
+    assert not of_kind(events, ApprovalRequired) and of_kind(events, ToolResult)[0].success
+    assert (vault / "Plan.md").read_text(encoding="utf-8") == "# Plan\n"

@@ -24,6 +24,14 @@ the writes of git_agent (``git_add`` and ``git_commit`` change the vault's repos
 ``reason`` says what the call does, from the same facts ("obsidian_vault_manager delete_note
 deletes a note (to the trash)").
 
+A write that can remove text (``drops_text``: ``update_note``, ``edit_note``) is not destructive
+by its operation, but one call can still lose a person's words. When no rule decides it (the
+policy's default lets it run), ``drops_words(policy, tool, operation, diffs)`` looks at its dry
+run's diffs and gives the reason to ask when it would remove ``DROP_ASK_WORDS`` words or more
+(words of the removed lines that the added lines do not hold again, so a reworded or reordered
+note is not counted as lost). A rule the person wrote (``"obsidian_vault_manager.update_note" =
+"allow"``, or the tool's) lets such calls run without asking.
+
 A few operations of a process tool do what an operation of obsidian_vault_manager does
 (``SAME_AS``: obsidian_agent's ``create_note`` and ``update_note``). In a layer without a rule
 naming the process tool, such a call is decided by that layer's rules for the manager's
@@ -34,7 +42,9 @@ the model cannot step around a rule by choosing the other tool.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -48,11 +58,13 @@ from vaultpilot.tools.operations import Operation
 
 __all__ = [
     "DEFAULT_RULES",
+    "DROP_ASK_WORDS",
     "SAME_AS",
     "ApprovalPolicy",
     "Approvals",
     "Decision",
     "check_rule_names",
+    "drops_words",
     "operation_of",
 ]
 
@@ -182,6 +194,47 @@ class ApprovalPolicy:
             return f"{facts.effect[:1].upper()}{facts.effect[1:]}."
         what = f"{tool} {operation}" if operation else tool
         return f"{what} changes things outside the vault tools, so it asks first."
+
+
+# A call that would remove this many of a note's words asks first (see the module): about two
+# sentences, more than any fix of a typo or a line, less than a paragraph.
+DROP_ASK_WORDS = 25
+_WORD = re.compile(r"\w+")
+
+
+def _dropped(diff: str) -> int:
+    """How many words the removed lines of a unified diff hold that its added lines do not."""
+    removed: Counter[str] = Counter()
+    added: Counter[str] = Counter()
+    in_hunk = False
+    for line in diff.splitlines():
+        if line.startswith("@@"):
+            in_hunk = True
+        elif in_hunk and line.startswith("-"):
+            removed.update(w.casefold() for w in _WORD.findall(line[1:]))
+        elif in_hunk and line.startswith("+"):
+            added.update(w.casefold() for w in _WORD.findall(line[1:]))
+    return sum((removed - added).values())
+
+
+def drops_words(
+    policy: ApprovalPolicy, tool: str, operation: str | None, diffs: Iterable[Mapping[str, Any]]
+) -> str | None:
+    """Why a call the policy lets run by default should ask: the words its diffs would remove
+    (see the module); None when it removes fewer, or a rule decides it."""
+    facts = _facts(tool, operation)
+    if facts is None or not facts.drops_text or policy.auto_approve:
+        return None
+    decision, key = policy.ruling(tool, operation)
+    if decision != "allow" or key is not None:
+        return None
+    found = [(str(d.get("path") or ""), d.get("diff")) for d in diffs]
+    lost = {path: _dropped(diff) for path, diff in found if isinstance(diff, str)}
+    total = sum(lost.values())
+    if total < DROP_ASK_WORDS:
+        return None
+    where = ", ".join(p for p, n in lost.items() if n) or "the note"
+    return f"it would remove {total} words from {where}"
 
 
 def _facts(tool: str, operation: str | None) -> Operation | None:

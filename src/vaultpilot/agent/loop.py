@@ -15,7 +15,9 @@ Tool calls, one at a time:
   ``approval_required`` and waits for ``RunControls`` (with no controls, nobody can approve and
   the call is refused); a call the policy allows still asks when the vault's rules say so
   (``RunGuard``: ``mode = "ask"``, an ``ask`` folder, the run's note limit, a change after the
-  run read an untrusted note), unless the policy approves everything (``ask --yes``);
+  run read an untrusted note) or when, with no rule deciding it, its dry run would remove many
+  of a note's words (``approvals.drops_words``), unless the policy approves everything
+  (``ask --yes``);
 * results reach the model with note text between boundary markers (``tools.untrusted``), added
   to tool messages as each request is made; the events and stored messages keep plain results;
 * ``RunControls.override`` supplies the result instead of running the tool;
@@ -49,7 +51,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from vaultpilot.agent.approvals import ApprovalPolicy, operation_of
+from vaultpilot.agent.approvals import ApprovalPolicy, drops_words, operation_of
 from vaultpilot.agent.controls import RunControls, Verdict
 from vaultpilot.agent.events import (
     AgentEvent,
@@ -437,9 +439,11 @@ class _Run:
             return override, "override"
         dry = arguments.get("dryRun") is True
         decision = self.agent.policy.decide(call.name, operation, dry_run=dry)
-        ruled = None  # why the vault's rules ask, when the policy would let it run
+        ruled = None  # why the vault's rules, or the words it drops, ask when the policy would not
         if decision == "allow" and not self.agent.policy.auto_approve:
-            ruled = self.guard.needs_approval(call.name, arguments)
+            ruled = self.guard.needs_approval(call.name, arguments) or await self._drops(
+                call.name, arguments, operation
+            )
             decision = "ask" if ruled else decision
         if decision == "deny":
             self.emit(ApprovalResolved(call.id, False, "policy"))
@@ -516,6 +520,17 @@ class _Run:
         if verdict.files is not None and call.name in _VAULT_TOOLS:
             return {**arguments, "approvedFiles": list(verdict.files)}
         return arguments
+
+    async def _drops(
+        self, name: str, arguments: dict[str, Any], operation: str | None
+    ) -> str | None:
+        """Why a write the policy lets run asks anyway: the words it would remove from a note
+        (``approvals.drops_words``); None for a call that cannot drop text, or drops little."""
+        op = call_operation(name, arguments)
+        if op is None or not op.drops_text or arguments.get("dryRun") is True:
+            return None
+        diffs, _, _ = await self._preview(name, arguments)
+        return drops_words(self.agent.policy, name, operation, diffs)
 
     async def _preview(
         self, name: str, arguments: dict[str, Any]

@@ -16,6 +16,8 @@ An ``Operation`` is one value of a tool's selector argument (``queryType``, ``co
 * ``per_file``: a person may approve only some of the files it changes (``approvedFiles``): the
   notes of a bulk operation, the notes whose links a move rewrites. Other writes are approved
   whole.
+* ``drops_text``: it can remove text from a note (replace the note's text, or part of it); the
+  default approval policy asks before a call that would remove many words (``agent.approvals``).
 * ``effect``: a short phrase for a person deciding whether to approve it.
 * ``kind`` and ``verb``: what a person sees it as: the kind (``read``, ``search``, ``edit``,
   ``create``, ``move``, ``delete``) gives its step line's icon, the verb (``Read``, ``Move``)
@@ -60,6 +62,7 @@ class Operation:
     files: tuple[str, ...] = ()
     dry_run: bool = False
     per_file: bool = False
+    drops_text: bool = False
 
 
 def _table(*ops: Operation) -> Mapping[str, Operation]:
@@ -96,9 +99,9 @@ MANAGER_OPERATIONS = _table(
     Operation("create_note", "creates a note", "create", "Create",
               writes=True, idempotent=False, files=_ONE, dry_run=True),
     Operation("update_note", "replaces a note's text", "edit", "Write",
-              writes=True, guarded=True, files=_ONE, dry_run=True),
+              writes=True, guarded=True, files=_ONE, dry_run=True, drops_text=True),
     Operation("edit_note", "changes part of a note", "edit", "Edit",
-              writes=True, idempotent=False, files=_ONE, dry_run=True),
+              writes=True, idempotent=False, files=_ONE, dry_run=True, drops_text=True),
     Operation("append_note", "adds text to a note", "edit", "Append",
               writes=True, idempotent=False, guarded=True, files=_ONE, dry_run=True),
     Operation("delete_note", "deletes a note (to the trash)", "delete", "Delete",
