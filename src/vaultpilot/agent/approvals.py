@@ -51,6 +51,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from vaultpilot.configfile import file_stamp
+from vaultpilot.contract import obsidian_agent
 from vaultpilot.contract.catalog import GIT_ACTIONS
 from vaultpilot.errors import VaultpilotError
 from vaultpilot.tools import TOOLS, get_tool
@@ -88,8 +89,9 @@ _VAULT_TOOLS = {tool.name for tool in TOOLS}
 # "tool.operation" -> the obsidian_vault_manager operation it is decided as (see above).
 SAME_AS: Mapping[str, tuple[str, str]] = MappingProxyType(
     {
-        "obsidian_agent.create_note": (_MANAGER, "create_note"),
-        "obsidian_agent.update_note": (_MANAGER, "update_note"),
+        f"{obsidian_agent.TOOL}.{action}": (_MANAGER, action)
+        for action in obsidian_agent.ACTIONS
+        if action in get_tool(_MANAGER).operations
     }
 )
 
@@ -98,7 +100,7 @@ def _known_names() -> dict[str, set[str]]:
     """Tool -> its operations, for every tool the built-in agents offer."""
     known = {tool.name: set(tool.operations) for tool in TOOLS}
     known["git_agent"] = {a.name for a in GIT_ACTIONS.values()}
-    known["obsidian_agent"] = {"create_note", "read_note", "update_note"}
+    known[obsidian_agent.TOOL] = set(obsidian_agent.ACTIONS)
     known["shell"] = known["execute_shell"] = set()
     return known
 
