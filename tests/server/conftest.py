@@ -35,6 +35,7 @@ from vaultpilot.agent.model import ModelClient
 from vaultpilot.index.embedding.base import Embedder
 from vaultpilot.server import ServerSettings, create_app
 from vaultpilot.server.keyfile import ensure_key
+from vaultpilot.server.serving import HEADER_TIMEOUT_S, uvicorn_config
 from vaultpilot.server.settings import ShellPolicy
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -144,7 +145,7 @@ def free_socket() -> socket.socket:
 @pytest.fixture
 def live(data_dir: Path) -> Iterator[Callable[..., Live]]:
     """``live(settings=None, vaults=..., model=None, embedder=None, ws_max_size=None,
-    **settings_fields)`` → a running ``Live``."""
+    header_timeout=HEADER_TIMEOUT_S, **settings_fields)`` → a running ``Live``."""
     running: list[Live] = []
 
     def start(
@@ -155,6 +156,7 @@ def live(data_dir: Path) -> Iterator[Callable[..., Live]]:
         agent_config: AgentConfig | None = None,
         embedder: Callable[[], Embedder] | None = None,
         ws_max_size: int | None = None,
+        header_timeout: float = HEADER_TIMEOUT_S,
         **fields: Any,
     ) -> Live:
         sock = free_socket()
@@ -165,14 +167,10 @@ def live(data_dir: Path) -> Iterator[Callable[..., Live]]:
         settings = settings.model_copy(update={"port": port})
         extra = {"embedder": embedder} if embedder is not None else {}
         app = create_app(settings, model=model, agent_config=agent_config, **extra)
-        config = uvicorn.Config(
-            app,
-            log_level="warning",
-            ws="websockets-sansio",
-            lifespan="on",
-            access_log=False,
-            # As `vaultpilot serve` starts it, unless a test checks the application's own limit.
-            ws_max_size=ws_max_size or settings.max_body_size,
+        # As `vaultpilot serve` starts it, unless a test checks the application's own limit or
+        # a short header timeout.
+        config = uvicorn_config(
+            app, ws_max_size=ws_max_size or settings.max_body_size, header_timeout=header_timeout
         )
         server = uvicorn.Server(config)
         thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)

@@ -202,6 +202,7 @@ def register(app: typer.Typer) -> None:
             server_url,
         )
         from vaultpilot.server.keyfile import ensure_key
+        from vaultpilot.server.serving import uvicorn_config
 
         if any(not spec.strip() for spec in vault or ()):
             raise SetupError("--vault is empty. Give the vault folder: --vault PATH (or ID=PATH).")
@@ -236,18 +237,7 @@ def register(app: typer.Typer) -> None:
         )
         # Made before the banner: it reconfigures logging, which a Ctrl+C pressed as soon as
         # "Press Ctrl+C to stop" shows must not interrupt halfway (a traceback, not "stopped").
-        config_ = uvicorn.Config(
-            app_,
-            log_level="warning",
-            ws="websockets-sansio",
-            lifespan="on",
-            access_log=False,
-            proxy_headers=False,
-            server_header=False,
-            # A larger WebSocket message is refused (close 1009) before it is buffered; HTTP
-            # bodies are bounded by the application itself (server.limits).
-            ws_max_size=settings.max_body_size,
-        )
+        config_ = uvicorn_config(app_, ws_max_size=settings.max_body_size)
         hint = _terminal_hint(list(settings.vaults.values()))
         stop = [line for line in lines if line.startswith("Press Ctrl")]
         lines = [line for line in lines if line not in stop] + hint[1:] + stop
