@@ -19,10 +19,13 @@ import openai
 import pytest
 
 from tests.server.conftest import Live, command, is_event, is_reply, recv_json, recv_until
+from vaultpilot.agent.approvals import Approvals
 from vaultpilot.agent.config import AgentConfig
 from vaultpilot.agent.openai_model import OpenAIChatModel
 from vaultpilot.agent.testing import ScriptedCall, ScriptedModelServer, ScriptedTurn
+from vaultpilot.server.approvals import ApprovalBroker
 from vaultpilot.server.settings import ShellPolicy
+from vaultpilot.server.ws import Hub
 
 NOTE = "Reference/Concepts/Idempotency.md"
 
@@ -239,3 +242,18 @@ def test_a_rule_for_a_read_operation_binds_it_and_not_the_others(
     assert '"obsidian_get_context.read_multiple" = "deny"' in refused["error"]["message"]
     one = server.rpc("obsidian_get_context", {"contextType": "read_note", "target": NOTE})
     assert one["success"] is True, one
+
+
+def test_the_configured_policy_is_made_once_per_reading_of_the_file(tmp_path: Path) -> None:
+    """/rpc's hot path reuses the configured policy until the config file is read again."""
+    config = _config(tmp_path / "config.toml", {"obsidian_vault_manager.delete_note": "deny"})
+    rules = Approvals.read(config)
+    broker = ApprovalBroker(Hub())
+    first = broker.configured_policy(rules)
+    assert broker.configured_policy(rules) is first
+    assert first.decide("obsidian_vault_manager", "delete_note") == "deny"
+    assert first.decide("obsidian_vault_manager", "move_note") == "allow"  # no default layer
+    _config(config, {"obsidian_vault_manager.delete_note": "ask", "obsidian_vault_manager": "deny"})
+    second = broker.configured_policy(rules)
+    assert second is not first and broker.configured_policy(rules) is second
+    assert second.decide("obsidian_vault_manager", "delete_note") == "ask"

@@ -56,7 +56,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from vaultpilot.agent.approvals import Approvals, operation_of
+from vaultpilot.agent.approvals import ApprovalPolicy, Approvals, operation_of
 from vaultpilot.agent.events import ApprovalRequired, ApprovalResolved, event_to_dict
 from vaultpilot.errors import RequestError
 from vaultpilot.server.vaults import VaultHandle
@@ -102,6 +102,17 @@ class ApprovalBroker:
     def __init__(self, hub: Hub) -> None:
         self._hub = hub
         self._pending: dict[str, _Pending] = {}
+        # The configured policy (``hold_to_rules``), made again only when ``Approvals.current``
+        # returns another policy: it reads the config file again when the file changed.
+        self._read: ApprovalPolicy | None = None
+        self._configured = ApprovalPolicy().configured()
+
+    def configured_policy(self, rules: Approvals) -> ApprovalPolicy:
+        """The rules the configuration sets, without the default layer (see the module)."""
+        read = rules.current()
+        if read is not self._read:
+            self._read, self._configured = read, read.configured()
+        return self._configured
 
     def pending(self) -> list[str]:
         return list(self._pending)
@@ -189,7 +200,7 @@ class ApprovalBroker:
     ) -> None:
         """Return when the vault tool call ``name(arguments)`` may run under the ``[approvals]``
         rules (see the module); RequestError (or the dry run's own error) when it may not."""
-        policy = rules.current().configured()
+        policy = self.configured_policy(rules)
         if not any(policy.over):
             return  # no rules set: the hot path pays one stat of the config file
         operation = operation_of(arguments)
