@@ -470,3 +470,35 @@ def test_small_or_reworded_writes_and_an_allowed_update_run_without_asking(
     events = collect(_replace_agent(server, vault_tools, allowed), "replace")  # nobody to ask
     assert not of_kind(events, ApprovalRequired) and of_kind(events, ToolResult)[0].success
     assert (vault / "Plan.md").read_text(encoding="utf-8") == "# Plan\n"
+
+
+def test_many_small_cuts_of_one_note_ask_like_one_large_one(
+    serve: Any, vault_tools: VaultTools, vault: Path
+) -> None:
+    (vault / "Plan.md").write_text(LONG_NOTE, encoding="utf-8")
+
+    def cut(i: int) -> tuple[str, Any]:
+        line = LONG_NOTE.splitlines(keepends=True)[2 + i]
+        return manage(
+            operation="edit_note", target="Plan.md", edits=[{"oldText": line, "newText": ""}]
+        )
+
+    # Each cut removes 15 words: under the limit alone, past it with the first one.
+    server = serve([calls(cut(0)), calls(cut(1)), calls(cut(2)), ScriptedTurn(text="Done.")])
+    controls = RunControls()
+    asked: list[ApprovalRequired] = []
+
+    def approve(event: AgentEvent) -> None:
+        if isinstance(event, ApprovalRequired):
+            asked.append(event)
+            controls.approve(event.call_id)
+
+    events = collect(
+        _replace_agent(server, vault_tools, ApprovalPolicy()), "trim", controls=controls,
+        on_event=approve,
+    )  # fmt: skip
+    assert all(r.success for r in of_kind(events, ToolResult))
+    # The second cut asks, counting the first; once approved, the count starts again.
+    assert len(asked) == 1 and "30 words from Plan.md" in asked[0].reason, asked
+    assert [e.call_id for e in asked] == [of_kind(events, ToolResult)[1].call_id]
+    assert "Step 2" not in (vault / "Plan.md").read_text(encoding="utf-8")

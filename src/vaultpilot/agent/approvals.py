@@ -26,11 +26,13 @@ deletes a note (to the trash)").
 
 A write that can remove text (``drops_text``: ``update_note``, ``edit_note``) is not destructive
 by its operation, but one call can still lose a person's words. When no rule decides it (the
-policy's default lets it run), ``drops_words(policy, tool, operation, diffs)`` looks at its dry
-run's diffs and gives the reason to ask when it would remove ``DROP_ASK_WORDS`` words or more
-(words of the removed lines that the added lines do not hold again, so a reworded or reordered
-note is not counted as lost). A rule the person wrote (``"obsidian_vault_manager.update_note" =
-"allow"``, or the tool's) lets such calls run without asking.
+policy's default lets it run), ``drops_words(policy, tool, operation, lost)`` gives the reason
+to ask when its dry run's diffs (``dropped_words``) would remove ``DROP_ASK_WORDS`` words or
+more: words of the removed lines that the added lines do not hold again, so a reworded or
+reordered note is not counted as lost. The agent counts what a run's earlier calls removed from
+the same note too, so many small cuts ask like one large one. A rule the person wrote
+(``"obsidian_vault_manager.update_note" = "allow"``, or the tool's) lets such calls run without
+asking.
 
 A few operations of a process tool do what an operation of obsidian_vault_manager does
 (``SAME_AS``: obsidian_agent's ``create_note`` and ``update_note``). In a layer without a rule
@@ -65,6 +67,7 @@ __all__ = [
     "Approvals",
     "Decision",
     "check_rule_names",
+    "dropped_words",
     "drops_words",
     "operation_of",
 ]
@@ -219,21 +222,30 @@ def _dropped(diff: str) -> int:
     return sum((removed - added).values())
 
 
+def dropped_words(diffs: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Each changed file's path -> the words its diff removes (see ``_dropped``), for a dry
+    run's diffs."""
+    lost: dict[str, int] = {}
+    for d in diffs:
+        diff = d.get("diff")
+        if isinstance(diff, str):
+            path = str(d.get("path") or "")
+            lost[path] = lost.get(path, 0) + _dropped(diff)
+    return lost
+
+
 def drops_words(
-    policy: ApprovalPolicy, tool: str, operation: str | None, diffs: Iterable[Mapping[str, Any]]
+    policy: ApprovalPolicy, tool: str, operation: str | None, lost: Mapping[str, int]
 ) -> str | None:
-    """Why a call the policy lets run by default should ask: the words its diffs would remove
-    (see the module); None when it removes fewer, or a rule decides it."""
+    """Why a call the policy lets run by default should ask: ``lost``, the words it would
+    remove from each note (with what earlier calls of the run removed from it), reaches
+    ``DROP_ASK_WORDS`` (see the module); None when it stays under, or a rule decides it."""
     facts = _facts(tool, operation)
     if facts is None or not facts.drops_text or policy.auto_approve:
         return None
     decision, key = policy.ruling(tool, operation)
-    if decision != "allow" or key is not None:
-        return None
-    found = [(str(d.get("path") or ""), d.get("diff")) for d in diffs]
-    lost = {path: _dropped(diff) for path, diff in found if isinstance(diff, str)}
     total = sum(lost.values())
-    if total < DROP_ASK_WORDS:
+    if decision != "allow" or key is not None or total < DROP_ASK_WORDS:
         return None
     where = ", ".join(p for p, n in lost.items() if n) or "the note"
     return f"it would remove {total} words from {where}"

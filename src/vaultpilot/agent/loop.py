@@ -16,7 +16,8 @@ Tool calls, one at a time:
   the call is refused); a call the policy allows still asks when the vault's rules say so
   (``RunGuard``: ``mode = "ask"``, an ``ask`` folder, the run's note limit, a change after the
   run read an untrusted note) or when, with no rule deciding it, its dry run would remove many
-  of a note's words (``approvals.drops_words``), unless the policy approves everything
+  of a note's words, counted with what the run's earlier writes removed from it
+  (``approvals.drops_words``), unless the policy approves everything
   (``ask --yes``);
 * results reach the model with note text between boundary markers (``tools.untrusted``), added
   to tool messages as each request is made; the events and stored messages keep plain results;
@@ -51,7 +52,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from vaultpilot.agent.approvals import ApprovalPolicy, drops_words, operation_of
+from vaultpilot.agent.approvals import ApprovalPolicy, dropped_words, drops_words, operation_of
 from vaultpilot.agent.controls import RunControls, Verdict
 from vaultpilot.agent.events import (
     AgentEvent,
@@ -198,6 +199,8 @@ class _Run:
         self.tools = for_run(agent.tools, run_id)
         self.counts = _journal_counts(agent, run_id)
         self.guard = RunGuard(agent.rules)
+        # Words the run's unasked writes removed, per note: many small cuts ask like one large.
+        self.dropped: dict[str, int] = {}
         self.marked: dict[str, str] = {}  # a tool message's content -> its marked form, once
         specs = self.tools.specs()
         self.names = [s.name for s in specs]
@@ -506,6 +509,8 @@ class _Run:
                 "done, or ask the user how to go on."
             ), "denied"
         self.guard.approved(call.name, arguments)
+        for diff in diffs:  # the person saw these notes' change: their count starts again
+            self.dropped.pop(str(diff.get("path") or ""), None)
         override = controls.take_override(call.id) if controls else None
         if override is not None:
             return override, "override"
@@ -530,7 +535,12 @@ class _Run:
         if op is None or not op.drops_text or arguments.get("dryRun") is True:
             return None
         diffs, _, _ = await self._preview(name, arguments)
-        return drops_words(self.agent.policy, name, operation, diffs)
+        lost = dropped_words(diffs)
+        total = {path: self.dropped.get(path, 0) + n for path, n in lost.items() if n}
+        why = drops_words(self.agent.policy, name, operation, total)
+        if why is None:  # it runs: its cuts count toward the next call's question
+            self.dropped.update(total)
+        return why
 
     async def _preview(
         self, name: str, arguments: dict[str, Any]
