@@ -115,6 +115,7 @@ def _each_note(
             if not approved(p, path):
                 refused.append(path)
                 continue
+            files.check_replace(ctx.root, path)  # what ``files.replace_note`` refuses first
             if p.dry_run:
                 diffs.append(unified(path, path, note.text, text))
             else:

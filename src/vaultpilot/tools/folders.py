@@ -50,13 +50,11 @@ def create_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         raise InvalidArgumentError(
             f"'{folder}' looks like a note; use operation='create_note' to create notes."
         )
+    # The checks ``files.create_folder`` starts with, so a dry run is refused as the write is.
+    exists = files.check_create_folder(ctx.root, folder, create_parents=p.create_folders)
     if p.dry_run:
-        files.confine(ctx.root, folder, write=True)
-        if folder_exists(ctx, folder):
+        if exists:
             return dry(done(p, [], f"folder '{folder}' already exists."), [])
-        parent = folder.rsplit("/", 1)[0] if "/" in folder else ""
-        if not p.create_folders and not folder_exists(ctx, parent):
-            raise files.missing_folder(parent, f"create folder '{folder}'")
         return dry(done(p, [folder], f"would create folder '{folder}'."), [])
     made = new_folders(ctx, folder)
     if not files.create_folder(ctx.root, folder, create_parents=p.create_folders):
@@ -87,6 +85,9 @@ def _existing_folder(ctx: ToolContext, target: str) -> str:
 def delete_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
     require_confirmation(p)
     folder = _existing_folder(ctx, need(p.target, "target", p.operation, "'Archive/Old'"))
+    # What ``trash.move_to_trash`` refuses first (a link into .obsidian/, .trash/ itself, ...),
+    # before anything in the folder is looked at.
+    files.check_trash(ctx.root, folder)
     entries = [e for e in files.confine(ctx.root, folder).rglob("*")]
     notes = sum(1 for e in entries if e.is_file() and e.name.lower().endswith(".md"))
     others = sum(1 for e in entries if e.is_file()) - notes

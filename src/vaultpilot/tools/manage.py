@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import assert_never
 
 from vaultpilot.errors import (
-    AlreadyExistsError,
     ConflictKeptError,
     InvalidArgumentError,
     NotFoundError,
@@ -189,14 +188,9 @@ def _create(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
             text = edit_frontmatter(text, set_values=ordered).text
         else:  # merge into the frontmatter the content already has
             text = edit_frontmatter(text, set_values=meta, add_tags=tags).text
+    # The checks ``files.create_note`` starts with, so a dry run is refused as the write is.
+    files.check_create_note(ctx.root, path, create_folders=p.create_folders)
     if p.dry_run:
-        files.check_not_protected(path, write=True)
-        files.check_creatable(ctx.root, path)
-        if any(q.lower() == path.lower() for q in all_paths(ctx.conn)):
-            raise AlreadyExistsError(f"'{path}' already exists; a create would be refused.")
-        parent = path.rsplit("/", 1)[0] if "/" in path else ""
-        if not p.create_folders and not folder_exists(ctx, parent):
-            raise files.missing_folder(parent, f"create note at '{path}'")
         return _dry(p, unified(None, path, "", text), f"would create '{path}'.")
     before = all_paths(ctx.conn)
     made = new_folders(ctx, path)
@@ -313,6 +307,7 @@ def _update_once(
     # Without a caller's version, the text we just read is the base: a change landing in between
     # is refused rather than lost.
     base = p.expected_version or note.version
+    files.check_replace(ctx.root, path)  # what ``files.replace_note`` refuses first
     if p.dry_run:
         _check_version(ctx, path, p.expected_version)
         verb = "append to" if append else "update"
@@ -365,6 +360,7 @@ def _edit_once(ctx: ToolContext, p: VaultManagerParams, path: str) -> OperationR
         out["version"] = note.version
         return out
     base = p.expected_version or note.version
+    files.check_replace(ctx.root, path)  # what ``files.replace_note`` refuses first
     if p.dry_run:
         _check_version(ctx, path, p.expected_version)
         return _dry(p, unified(path, path, note.text, text), f"would edit '{path}'.")
@@ -390,6 +386,7 @@ def _append_new_daily(ctx: ToolContext, p: VaultManagerParams, target: str) -> O
     if text and addition and not text.endswith("\n") and not addition.startswith("\n"):
         addition = "\n" + addition
     text = metadata_edit(text + addition, p.metadata) if p.metadata else text + addition
+    files.check_create_note(ctx.root, path, create_folders=True)  # as ``create_note`` below
     if p.dry_run:
         return _dry(p, unified(None, path, "", text), f"would create the daily note '{path}'.")
     made = new_folders(ctx, path)
@@ -412,6 +409,7 @@ def _delete(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
     require_confirmation(p)
     path = resolve_note(ctx, need(p.target, "target", p.operation, "'Drafts/Old.md'"))
     _check_version(ctx, path, p.expected_version)
+    files.check_trash(ctx.root, path)  # what ``trash.move_to_trash`` refuses first
     warnings = links_after_removal(ctx, [path], "it", dry=p.dry_run)
     if p.dry_run:
         diff = unified(path, None, files.read_note(ctx.root, path).text, "")

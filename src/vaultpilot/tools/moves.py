@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from vaultpilot.errors import AlreadyExistsError, NotFoundError, VaultpilotError
+from vaultpilot.errors import VaultpilotError
 from vaultpilot.index.lookup import all_paths, sources_linking_to
 from vaultpilot.index.queries import backlinks
 from vaultpilot.tools.context import ToolContext
@@ -38,12 +38,11 @@ from vaultpilot.tools.notes import log_change, log_folders, new_folders, replace
 from vaultpilot.tools.results import Failure
 from vaultpilot.vault import files
 from vaultpilot.vault.files import NoteText, move_path, read_note
-from vaultpilot.vault.resolve import LinkResolver, file_key, fold
+from vaultpilot.vault.resolve import LinkResolver, file_key
 from vaultpilot.vault.rewrite import VaultPaths, rewrite_links
 
 __all__ = [
     "MoveReport",
-    "check_case_twin",
     "links_after_removal",
     "move_items",
     "preview_moves",
@@ -73,12 +72,6 @@ class _Planned:
 
 def _is_note(path: str) -> bool:
     return path.lower().endswith(".md")
-
-
-def check_case_twin(ctx: ToolContext, src: str, dst: str) -> None:
-    """Refuse ``dst`` when an item on its way differs from it only in case or accents (it would
-    collide on macOS and Windows and in sync services), or its new name could not be linked."""
-    files.check_creatable(ctx.root, dst, ignore=src)
 
 
 def _plan(
@@ -221,19 +214,10 @@ def preview_moves(
     _check_rules(ctx, operation, items, file_moves)
     report = MoveReport()
     before_paths = all_paths(ctx.conn)
-    present = {fold(p) for p in before_paths}
     done: dict[str, str] = {}
     for src, dst in items:
         try:
-            check_case_twin(ctx, src, dst)
-            target = files.confine(ctx.root, dst, write=True)
-            if not files.confine(ctx.root, src).exists():
-                raise NotFoundError(f"'{src}' doesn't exist; check the path with list_structure.")
-            if target.exists() or (fold(dst) in present and fold(dst) != fold(src)):
-                raise AlreadyExistsError(
-                    f"Cannot move '{src}' to '{dst}': something already exists there. "
-                    "Choose another destination or move the existing item first."
-                )
+            files.check_move(ctx.root, src, dst)  # what ``move_path`` refuses, as it would
         except VaultpilotError as err:
             report.failures.append({"path": src, "reason": err.message})
             report.errors.append(err)

@@ -30,6 +30,11 @@ Contract:
   the old file is kept beside the note as a conflict copy instead (ConflictKeptError says
   where). Left open: an ``open()`` that looked the note up before the rename but reaches the
   file only after the last look (a process stalled inside that one call for the whole write).
+* Each write starts with its check, a function of its own that writes nothing: ``check_replace``
+  (``replace_note``), ``check_create_note``, ``check_create_folder``, ``check_move``
+  (``move_path``) and ``check_trash`` (``move_to_trash``). A dry run calls the same one, so it is
+  refused exactly where the write would be, with the same error; the write still does its own
+  atomic steps after it (a check is no promise against a change made in between).
 * Creating and moving never overwrite an existing note: both use ``os.link`` (fails if the target
   exists) rather than check-then-rename.
 * Deleting moves the note to the vault's ``.trash/`` folder (Obsidian's "local trash").
@@ -80,7 +85,12 @@ __all__ = [
     "PROTECTED_DIRS",
     "NoteText",
     "TextFormat",
+    "check_create_folder",
+    "check_create_note",
+    "check_move",
     "check_not_protected",
+    "check_replace",
+    "check_trash",
     "confine",
     "content_version",
     "create_folder",
@@ -294,20 +304,6 @@ def _check_new_parts(
         return
 
 
-def check_creatable(root: Path, rel: str, *, ignore: str | None = None) -> None:
-    """Refuse a new name as ``create_note``, ``create_folder`` and ``move_path`` would (not
-    portable, not linkable, or a twin in case or accents of what is there; ``ignore``: the item
-    being moved), without writing anything: for dry runs and plans."""
-    canon = normalize_rel_path(rel)
-    if not canon:
-        return
-    _refuse_protected(rel, canon.split("/", 1)[0], write=True)
-    _check_new_names(canon, rel)
-    name = canon.rsplit("/", 1)[-1]
-    kept = ignore is not None and name == normalize_rel_path(ignore).rsplit("/", 1)[-1]
-    _check_new_parts(root.resolve(), canon, rel, ignore=ignore, keep_name=kept)
-
-
 @dataclass(frozen=True, slots=True)
 class _Where:
     """A checked vault path: the vault's real root and the real folders down to the item."""
@@ -507,6 +503,218 @@ def _folder(
         yield current
     finally:
         current.close()
+
+
+# The checks each write makes before it changes anything: the write calls its check first, and a
+# dry run (or a plan) calls the same check, so that a preview is refused exactly where the write
+# would be. Each looks, without writing, at what the write will touch: the folders it opens (a
+# file or a link on the way), the name it takes (something there already) or removes (gone).
+
+
+def _note_exists(canon: str) -> AlreadyExistsError:
+    return AlreadyExistsError(
+        f"'{canon}' already exists. Use operation='update_note' or 'append_note' to change it, or "
+        "choose another name."
+    )
+
+
+def _parent_of(canon: str) -> str:
+    return canon.rsplit("/", 1)[0] if "/" in canon else ""
+
+
+def _create_errors(canon: str) -> OSErrorMapping:
+    return {FileNotFoundError: missing_folder(_parent_of(canon), f"create note at '{canon}'")}
+
+
+def _folder_errors(canon: str) -> OSErrorMapping:
+    return {FileNotFoundError: missing_folder(_parent_of(canon), f"create folder '{canon}'")}
+
+
+def _look(where: _Where, folders: tuple[str, ...] | None = None) -> os.stat_result | None:
+    """The item at ``where`` (``folders``: another folder, the item is then the folder itself),
+    reached as the write will reach it, not following a link: None when its name is free.
+    FileNotFoundError when a folder on the way is missing; what ``_folder`` raises for a folder
+    that is a file or a link."""
+    with _folder(where, folders) as folder:
+        if folders is not None:
+            return os.fstat(folder.fd) if folder.fd is not None else os.stat(folder.path)
+        try:
+            return folder.lstat(where.name)
+        except FileNotFoundError:
+            return None
+
+
+def _replace_where(root: Path, rel: str) -> _Where:
+    """What ``replace_note`` checks before it reads the note: a path inside the vault, out of the
+    protected folders (a link there too), with a portable name (a note named otherwise by another
+    program is not rewritten: the name would not survive a sync)."""
+    where = _locate(root, rel, write=True, new=True)
+    if not where.name:
+        raise InvalidArgumentError("Give the note to write, e.g. 'Projects/Plan.md'.")
+    return where
+
+
+def check_replace(root: Path, rel: str) -> None:
+    """Refuse, writing nothing, what ``replace_note`` would refuse before reading the note."""
+    _replace_where(root, rel)
+
+
+def _create_check(root: Path, rel: str, *, create_folders: bool) -> _Where:
+    """Everything ``create_note`` checks before it writes: the name (portable, linkable, no twin
+    in case or accents), the folders on the way (each a folder; missing ones only with
+    ``create_folders``) and the name being free."""
+    where = _locate(root, rel, write=True, new=True, follow=False)
+    if not where.name:
+        raise InvalidArgumentError("Give the new note's path, e.g. 'Projects/Plan.md'.")
+    _check_new_parts(where.root, where.canon, rel)
+    try:
+        with map_os_errors(where.canon, "create", _create_errors(where.canon)):
+            there = _look(where)
+    except NotFoundError:
+        if not create_folders:
+            raise
+        return where  # the folders are made, so the name is free
+    if there is not None:
+        raise _note_exists(where.canon)
+    return where
+
+
+def check_create_note(root: Path, rel: str, *, create_folders: bool = True) -> None:
+    """Refuse, writing nothing, what ``create_note`` would refuse."""
+    _create_check(root, rel, create_folders=create_folders)
+
+
+def _existing_folder(folder: _Dir, name: str, canon: str) -> None:
+    """``name`` exists in ``folder``: fine if it is a folder, AlreadyExistsError otherwise."""
+    mode = folder.lstat(name).st_mode
+    if stat.S_ISDIR(mode):
+        return
+    what = "a symbolic link" if stat.S_ISLNK(mode) else "a file"
+    raise AlreadyExistsError(f"'{canon}' is {what}, not a folder; choose another name.")
+
+
+def _folder_check(root: Path, rel: str, *, create_parents: bool) -> tuple[_Where, bool]:
+    """Everything ``create_folder`` checks before it writes; whether the folder exists already."""
+    canon = normalize_rel_path(rel)
+    if not canon:
+        raise InvalidArgumentError("Give the folder to create, e.g. 'Projects/2025'.")
+    where = _locate(root, canon, write=True, new=True, follow=False)
+    _check_new_parts(where.root, canon, rel)
+    try:
+        with map_os_errors(canon, "create folder", _folder_errors(canon)):
+            there = _look(where)
+            if there is not None:
+                with _folder(where) as folder:
+                    _existing_folder(folder, where.name, canon)
+    except NotFoundError:
+        if not create_parents:
+            raise
+        return where, False
+    return where, there is not None
+
+
+def check_create_folder(root: Path, rel: str, *, create_parents: bool = True) -> bool:
+    """Refuse, writing nothing, what ``create_folder`` would refuse; whether the folder is there
+    already (then ``create_folder`` changes nothing)."""
+    return _folder_check(root, rel, create_parents=create_parents)[1]
+
+
+def _taken(src_rel: str, dst_rel: str) -> AlreadyExistsError:
+    return AlreadyExistsError(
+        f"Cannot move '{src_rel}' to '{dst_rel}': something already exists there. "
+        "Choose another destination or move the existing item first."
+    )
+
+
+def _move_errors(src_rel: str, dst_rel: str) -> OSErrorMapping:
+    missing = NotFoundError(f"'{src_rel}' doesn't exist; check the path with list_structure.")
+    return {FileExistsError: _taken(src_rel, dst_rel), FileNotFoundError: missing}
+
+
+def _not_into_itself(src: _Where, dst: _Where, src_rel: str, *, is_dir: bool) -> None:
+    inner = (*src.folders, src.name)
+    if is_dir and (*dst.folders, dst.name)[: len(inner)] == inner:
+        raise PathRefusedError(f"Cannot move folder '{src_rel}' into itself.")
+
+
+def _move_check(root: Path, src_rel: str, dst_rel: str) -> tuple[_Where, _Where]:
+    """Everything ``move_path`` checks before it moves: both paths (the source not followed if
+    a link; the destination's name as a new one), the source there, a folder not moved into
+    itself, the folders on the destination's way (missing ones are made) and its name free."""
+    src = _locate(root, src_rel, write=True, follow=False)
+    dst = _locate(root, dst_rel, write=True, new=True, follow=False)
+    if not src.name or not dst.name:
+        raise InvalidArgumentError("The vault root itself can't be moved; name a note or folder.")
+    _check_new_parts(dst.root, dst.canon, dst_rel, ignore=src.canon, keep_name=dst.name == src.name)
+    with map_os_errors(src_rel, "move", _move_errors(src_rel, dst_rel)):
+        there = _look(src)
+        if there is None:
+            raise FileNotFoundError(errno.ENOENT, "no such file", src_rel)
+        _not_into_itself(src, dst, src_rel, is_dir=stat.S_ISDIR(there.st_mode))
+        if stat.S_ISLNK(there.st_mode) and dst.folders != src.folders:
+            _keep_link_meaning(src, src_rel)
+        try:
+            taken = _look(dst) is not None
+        except FileNotFoundError:
+            taken = False  # a folder still to be made
+        if taken:
+            raise _taken(src_rel, dst_rel)
+    return src, dst
+
+
+def _keep_link_meaning(src: _Where, src_rel: str) -> None:
+    """Refuse to carry a symbolic link with a relative target into another folder: there it
+    would lead somewhere else (or nowhere)."""
+    with _folder(src) as folder:
+        if folder.fd is None:
+            target = os.readlink(folder.path / src.name)
+        else:
+            target = os.readlink(src.name, dir_fd=folder.fd)
+    if not os.path.isabs(target):
+        raise PathRefusedError(
+            f"'{src_rel}' is a symbolic link to '{target}', relative to its folder: moved to "
+            "another folder it would lead somewhere else. Rename it within its folder, or ask "
+            "the person to move what it leads to instead."
+        )
+
+
+def check_move(root: Path, src_rel: str, dst_rel: str) -> None:
+    """Refuse, writing nothing, what ``move_path`` would refuse."""
+    _move_check(root, src_rel, dst_rel)
+
+
+def _nothing_to_delete(rel: str) -> NotFoundError:
+    return NotFoundError(f"'{rel}' doesn't exist; nothing was deleted.")
+
+
+def _trash_failed(rel: str, exc: OSError) -> StorageError:
+    return StorageError(f"Could not move '{rel}' to .trash/: {exc.strerror or exc}.")
+
+
+def _trash_check(root: Path, rel: str) -> tuple[_Where, _Where]:
+    """Everything ``move_to_trash`` checks before it moves: the item (the link itself, not what
+    it leads to, but never one leading into a protected folder), there; ``.trash`` inside the
+    vault and a folder (or still to be made)."""
+    if not normalize_rel_path(rel):
+        raise InvalidArgumentError("Give the note or folder to delete, e.g. 'Projects/Old.md'.")
+    src = _locate(root, rel, write=True, follow=False)
+    # Refuses a .trash that is a link leading out of the vault.
+    trash = _locate(root, ".trash", write=False, notes=False)
+    try:
+        if _look(src) is None:
+            raise _nothing_to_delete(rel)
+        with contextlib.suppress(FileNotFoundError):  # made by the move
+            _look(trash, (*trash.folders, trash.name))
+    except FileNotFoundError:
+        raise _nothing_to_delete(rel) from None
+    except OSError as exc:
+        raise _trash_failed(rel, exc) from None
+    return src, trash
+
+
+def check_trash(root: Path, rel: str) -> None:
+    """Refuse, writing nothing, what ``move_to_trash`` would refuse."""
+    _trash_check(root, rel)
 
 
 def decode_note(data: bytes, rel: str) -> tuple[str, TextFormat]:
@@ -919,9 +1127,7 @@ def replace_note(
     With ``expected_version`` the write is refused if the base is not that version. Either way
     the note must still be the base right before the rename, else StaleVersionError.
     """
-    where = _locate(root, rel, write=True, new=True)
-    if not where.name:
-        raise InvalidArgumentError("Give the note to write, e.g. 'Projects/Plan.md'.")
+    where = _replace_where(root, rel)
     data = encode_note(text, fmt)
     missing = NotFoundError(
         f"Note '{rel}' doesn't exist. Use operation='create_note' to create it."
@@ -984,28 +1190,20 @@ def create_note(
     root: Path, rel: str, text: str, *, create_folders: bool = True, fmt: TextFormat | None = None
 ) -> NoteText:
     """Create a new note; refuses (AlreadyExistsError) if anything exists at ``rel``."""
-    where = _locate(root, rel, write=True, new=True, follow=False)
+    where = _create_check(root, rel, create_folders=create_folders)
     canon = where.canon
-    if not where.name:
-        raise InvalidArgumentError("Give the new note's path, e.g. 'Projects/Plan.md'.")
-    _check_new_parts(where.root, canon, rel)
-    parent_rel = canon.rsplit("/", 1)[0] if "/" in canon else ""
     data = encode_note(text, fmt or TextFormat())
-    missing = missing_folder(parent_rel, f"create note at '{canon}'")
     made = missing_parents(root, canon) if create_folders else []
     with (
         _no_new_folders_on_failure(root, made),
-        map_os_errors(canon, "create", {FileNotFoundError: missing}),
+        map_os_errors(canon, "create", _create_errors(canon)),
         _folder(where, create=create_folders) as folder,
     ):
         tmp, _ = _write_temp(folder, data, None)
         try:
             folder.link(tmp, folder, where.name)  # fails instead of overwriting
         except FileExistsError:
-            raise AlreadyExistsError(
-                f"'{canon}' already exists. Use operation='update_note' or 'append_note' to "
-                "change it, or choose another name."
-            ) from None
+            raise _note_exists(canon) from None
         finally:
             with contextlib.suppress(OSError):
                 folder.unlink(tmp)
@@ -1016,23 +1214,19 @@ def create_note(
 
 def create_folder(root: Path, rel: str, *, create_parents: bool = True) -> bool:
     """Create a folder; returns False if it already existed."""
-    canon = normalize_rel_path(rel)
-    if not canon:
-        raise InvalidArgumentError("Give the folder to create, e.g. 'Projects/2025'.")
-    where = _locate(root, canon, write=True, new=True, follow=False)
-    _check_new_parts(where.root, canon, rel)
-    parent_rel = canon.rsplit("/", 1)[0] if "/" in canon else ""
-    missing = missing_folder(parent_rel, f"create folder '{canon}'")
+    where, exists = _folder_check(root, rel, create_parents=create_parents)
+    if exists:
+        return False
+    canon = where.canon
     with (
-        map_os_errors(canon, "create folder", {FileNotFoundError: missing}),
+        map_os_errors(canon, "create folder", _folder_errors(canon)),
         _folder(where, create=create_parents) as folder,
     ):
         try:
             folder.mkdir(where.name)
         except FileExistsError:
-            if stat.S_ISDIR(folder.lstat(where.name).st_mode):
-                return False
-            raise AlreadyExistsError(f"'{canon}' is a file, not a folder.") from None
+            _existing_folder(folder, where.name, canon)
+            return False
         folder.fsync()
     return True
 
@@ -1089,22 +1283,11 @@ def remove_empty_folder(root: Path, rel: str) -> bool:
 
 def move_path(root: Path, src_rel: str, dst_rel: str) -> None:
     """Move a note or folder without ever overwriting what is at the destination."""
-    src = _locate(root, src_rel, write=True, follow=False)
-    dst = _locate(root, dst_rel, write=True, new=True, follow=False)
-    if not src.name or not dst.name:
-        raise InvalidArgumentError("The vault root itself can't be moved; name a note or folder.")
-    _check_new_parts(dst.root, dst.canon, dst_rel, ignore=src.canon, keep_name=dst.name == src.name)
-    missing = NotFoundError(f"'{src_rel}' doesn't exist; check the path with list_structure.")
-    taken = AlreadyExistsError(
-        f"Cannot move '{src_rel}' to '{dst_rel}': something already exists there. "
-        "Choose another destination or move the existing item first."
-    )
-    mapping: OSErrorMapping = {FileExistsError: taken, FileNotFoundError: missing}
-    with map_os_errors(src_rel, "move", mapping), _folder(src) as src_dir:
+    src, dst = _move_check(root, src_rel, dst_rel)
+    taken = _taken(src_rel, dst_rel)
+    with map_os_errors(src_rel, "move", _move_errors(src_rel, dst_rel)), _folder(src) as src_dir:
         is_dir = stat.S_ISDIR(src_dir.lstat(src.name).st_mode)
-        inner = (*src.folders, src.name)
-        if is_dir and (*dst.folders, dst.name)[: len(inner)] == inner:
-            raise PathRefusedError(f"Cannot move folder '{src_rel}' into itself.")
+        _not_into_itself(src, dst, src_rel, is_dir=is_dir)
         with _folder(dst, create=True) as dst_dir:
             with contextlib.suppress(FileNotFoundError):
                 dst_dir.lstat(dst.name)
@@ -1145,11 +1328,7 @@ def move_to_trash(root: Path, rel: str) -> str:
 
     An item already in the trash with the same name is kept: the new one gets a numbered name.
     """
-    if not normalize_rel_path(rel):
-        raise InvalidArgumentError("Give the note or folder to delete, e.g. 'Projects/Old.md'.")
-    src = _locate(root, rel, write=True, follow=False)
-    # Refuses a .trash that is a link leading out of the vault.
-    trash = _locate(root, ".trash", write=False, notes=False)
+    src, trash = _trash_check(root, rel)
     try:
         bin_parts = (*trash.folders, trash.name)
         with _folder(src) as src_dir:
@@ -1162,9 +1341,9 @@ def move_to_trash(root: Path, rel: str) -> str:
                 bin_.fsync()
             src_dir.fsync()
     except FileNotFoundError:
-        raise NotFoundError(f"'{rel}' doesn't exist; nothing was deleted.") from None
+        raise _nothing_to_delete(rel) from None
     except OSError as exc:
-        raise StorageError(f"Could not move '{rel}' to .trash/: {exc.strerror or exc}.") from None
+        raise _trash_failed(rel, exc) from None
     return f".trash/{name}"
 
 

@@ -10,7 +10,8 @@
   an agent's delete can always be undone, and says so. When the key is absent, Obsidian would use
   the system trash; vaultpilot keeps deletes inside the vault unless the person chose otherwise.
 
-``move_to_trash(root, rel)`` returns a ``Trashed``: the item's new place (a vault path starting
+``move_to_trash(root, rel)`` refuses what ``files.check_trash`` refuses (a dry run calls that,
+so it is refused alike) and returns a ``Trashed``: the item's new place (a vault path starting
 with ``.trash/``, or an absolute path inside the system trash) and a note for the result.
 ``restore(trashed, dest)`` moves an item back out of the system trash (for undo); it never
 overwrites. Everything here runs under the vault's write lock, held by the caller.
@@ -91,8 +92,11 @@ def move_to_trash(root: Path, rel: str) -> Trashed:
             else None
         )
         return Trashed(trashed, note)
+    # Checked as for .trash/ (where it goes when the system trash cannot take it): the same
+    # refusals, whichever trash is chosen, and the same a dry run gets (``files.check_trash``).
+    files.check_trash(root, rel)
     target = system_trash()
-    src = files.confine(root, rel, write=True)
+    src = files.confine(root, rel)
     why = _unusable(target, src)
     if why is not None or target is None:
         trashed = files.move_to_trash(root, rel)

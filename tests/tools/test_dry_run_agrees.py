@@ -1,0 +1,220 @@
+"""A dry run answers exactly as the real call would.
+
+For every write operation of ``obsidian_vault_manager`` and a table of hostile names (characters
+some platforms refuse, trailing dots and spaces, invisible characters, ``..``, absolute paths,
+the protected folders, symbolic links in and out of the vault, names differing only in case,
+targets that exist), the dry run and then the real call run on a fresh small vault built here:
+both succeed, or both fail with the same error (and a bulk operation fails the same notes), and
+the dry run leaves every byte, link and folder of the vault (and the folder outside it) as it was.
+(A daily note appended to before it exists is created: the daily folder here is such a link.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vaultpilot.tools import ToolContext, open_context, run_tool
+from vaultpilot.tools.operations import MANAGER_OPERATIONS
+
+NOW = datetime(2025, 11, 12, 18, 0, tzinfo=UTC)
+BODY = "# {title}\n\nbody text, see [[Plan]].\n"
+
+# Notes whose names no new note may have, put there by another program (as on Linux).
+HOSTILE_NOTES = ["a<b.md", "c:d.md", "e|f.md", "g .md", "h..md", "RTL\u202eevil.md", "i\u200bj.md"]
+
+
+def _build(root: Path, outside: Path) -> None:
+    """A small vault: notes linking to each other, folders, the protected folders, notes with
+    names no new note may have, and links: to a note, to a folder, into .obsidian, out of the
+    vault (to a folder and to a note)."""
+    notes = ["Plan.md", "Other.md", "Folder/Inner.md", "Folder/Sub/Deep.md", *HOSTILE_NOTES]
+    for rel in notes:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(BODY.format(title=Path(rel).stem), encoding="utf-8")
+    (root / "Archive").mkdir()
+    (root / "Archive" / "Kept.md").write_text(BODY.format(title="Kept"), encoding="utf-8")
+    (root / "Empty").mkdir()
+    (root / "Loose").write_text("a file without an extension\n", encoding="utf-8")
+    (root / ".obsidian").mkdir()
+    (root / ".obsidian" / "app.json").write_text("{}\n", encoding="utf-8")
+    # Daily notes go into a link leading out of the vault: an append to a new one creates it.
+    daily = root / ".obsidian" / "daily-notes.json"
+    daily.write_text('{"folder": "LinkOut", "format": "YYYY-MM-DD"}\n', encoding="utf-8")
+    (root / ".git").mkdir()
+    (root / ".git" / "config").write_text("[core]\n", encoding="utf-8")
+    (root / ".trash").mkdir()
+    (root / ".trash" / "Old.md").write_text("# Old\n", encoding="utf-8")
+    outside.mkdir()
+    (outside / "secret.md").write_text("# Secret\n\nbody text\n", encoding="utf-8")
+    os.symlink(".obsidian", root / "LinkObs")
+    os.symlink("Folder", root / "LinkIn")
+    os.symlink("Plan.md", root / "LinkNote.md")
+    os.symlink(outside, root / "LinkOut")
+    os.symlink(outside / "secret.md", root / "OutNote.md")
+    stamp = int(NOW.timestamp() - 86400) * 1_000_000_000
+    for path in [*root.rglob("*"), *outside.rglob("*")]:
+        if not path.is_symlink():
+            os.utime(path, ns=(stamp, stamp))
+
+
+# Names for a note, a folder or a destination: hostile, existing, twins in case, links.
+NAMES = [
+    *HOSTILE_NOTES,
+    "new<1.md",
+    "new:2.md",
+    "new|3.md",
+    "New .md",
+    "New..md",
+    "Trail.",
+    "Zero\u200bWidth.md",
+    "Bidi\u202eFolder",
+    "../escape.md",
+    "Folder/../../escape.md",
+    "/etc/passwd",
+    "/abs.md",
+    "C:/x.md",
+    ".obsidian",
+    ".obsidian/app.json",
+    ".obsidian/New.md",
+    ".git/config",
+    ".trash",
+    ".trash/Old.md",
+    ".hidden.md",
+    "LinkObs",
+    "LinkObs/app.json",
+    "LinkObs/New.md",
+    "LinkOut",
+    "LinkOut/secret.md",
+    "LinkOut/New.md",
+    "LinkOut/2025-11-13.md",
+    "LinkIn",
+    "LinkIn/Inner.md",
+    "LinkIn/New.md",
+    "LinkNote.md",
+    "OutNote.md",
+    "plan.md",
+    "folder",
+    "FOLDER/New.md",
+    "Plan.md",
+    "Other.md",
+    "Folder",
+    "Folder/Inner.md",
+    "Archive",
+    "Archive/Kept.md",
+    "Empty",
+    "Loose",
+    "Loose/New.md",
+    "Plan.md/New.md",
+    "Missing/New.md",
+    "Fresh.md",
+    "Fresh",
+]
+
+# How each operation takes a name: (slot, arguments with the name as {}); "dest" slots move an
+# existing note or folder to the name.
+SLOTS: dict[str, list[dict[str, Any]]] = {
+    "create_note": [
+        {"target": "{}", "content": "# New\n"},
+        {"target": "{}", "content": "# New\n", "createFolders": True},
+    ],
+    "update_note": [{"target": "{}", "content": "# New text\n"}],
+    "edit_note": [{"target": "{}", "edits": [{"oldText": "body text", "newText": "BODY"}]}],
+    "append_note": [{"target": "{}", "content": "- more"}],
+    "delete_note": [{"target": "{}", "confirmDestructive": True}],
+    "move_note": [
+        {"target": "{}", "destination": "Archive"},
+        {"target": "Other.md", "destination": "{}"},
+        {"target": "Other.md", "destination": "{}", "createFolders": True},
+    ],
+    "create_folder": [{"target": "{}"}, {"target": "{}", "createFolders": True}],
+    "delete_folder": [{"target": "{}", "confirmDestructive": True, "recursive": True}],
+    "move_folder": [
+        {"target": "{}", "destination": "Archive"},
+        {"target": "Folder", "destination": "{}", "createFolders": True},
+    ],
+    "bulk_tag": [{"targets": ["{}", "Other.md"], "metadata": {"tags": ["reviewed"]}}],
+    "bulk_move": [
+        {"targets": ["{}"], "destination": "Archive"},
+        {"targets": ["Other.md"], "destination": "{}", "createFolders": True},
+    ],
+    "bulk_update_metadata": [{"targets": ["{}", "Other.md"], "metadataChanges": {"status": 1}}],
+}
+
+
+def _fill(value: Any, name: str) -> Any:
+    if value == "{}":
+        return name
+    if isinstance(value, list):
+        return [_fill(v, name) for v in value]
+    return value
+
+
+CASES = [
+    pytest.param(op, {k: _fill(v, name) for k, v in slot.items()}, id=f"{op}-{i}-{name!r}")
+    for op, slots in SLOTS.items()
+    for i, slot in enumerate(slots)
+    for name in NAMES
+]
+
+
+def test_the_table_covers_every_write_operation() -> None:
+    assert set(SLOTS) == {name for name, op in MANAGER_OPERATIONS.items() if op.writes}
+
+
+def _tree(*roots: Path) -> dict[str, str]:
+    """Every folder, file (its bytes' hash) and link (where it leads), links not followed."""
+    out: dict[str, str] = {}
+    for top in roots:
+        for folder, dirs, names in os.walk(top, followlinks=False):
+            for name in [*dirs, *names]:
+                path = Path(folder) / name
+                if path.is_symlink():
+                    out[str(path)] = "-> " + os.readlink(path)
+                elif path.is_dir():
+                    out[str(path)] = "folder"
+                else:
+                    out[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+@pytest.fixture
+def fresh(tmp_path: Path) -> Iterator[tuple[ToolContext, Path]]:
+    root, outside = tmp_path / "vault", tmp_path / "outside"
+    root.mkdir()
+    _build(root, outside)
+    ctx = open_context(root, tmp_path / "index" / "index.db", now=lambda: NOW)
+    try:
+        yield ctx, outside
+    finally:
+        ctx.conn.close()
+
+
+def _outcome(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    out = run_tool(ctx, "obsidian_vault_manager", arguments)
+    failed = sorted((f["path"], f["reason"]) for f in out.result.get("failures", []))
+    return {
+        "success": out.result.get("success"),
+        "error": type(out.error).__name__ if out.error is not None else None,
+        "failures": failed,
+    }
+
+
+@pytest.mark.parametrize(("operation", "arguments"), CASES)
+def test_a_dry_run_answers_as_the_real_call(
+    fresh: tuple[ToolContext, Path], operation: str, arguments: dict[str, Any]
+) -> None:
+    ctx, outside = fresh
+    call = {"operation": operation, **arguments}
+    before = _tree(ctx.root, outside)
+    preview = _outcome(ctx, {**call, "dryRun": True})
+    assert _tree(ctx.root, outside) == before, "the dry run wrote"
+    real = _outcome(ctx, call)
+    assert preview == real, f"dry run {preview}, real call {real}"
