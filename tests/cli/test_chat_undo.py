@@ -157,7 +157,10 @@ def test_undo_with_an_id_undoes_that_set_and_the_hint_names_it(
         )
     out = again.output
     assert again.exit_code == 0, out
-    assert f"Undid change set {undo_id}: restored Filed, Filed/Inbox.md (to bring" in out
+    lines = out.splitlines()
+    said = f"Undid change set {undo_id}: restored Filed, Filed/Inbox.md."
+    done = next(i for i, line in enumerate(lines) if line.endswith(said))
+    assert re.fullmatch(r"  To bring the changes back: /undo \w{12}", lines[done + 1]), out
     assert not (example_vault / "Inbox.md").exists()  # the move stands again
     assert (example_vault / "Filed" / "Inbox.md").read_bytes() == inbox
     assert f"Could not undo: Change set {undo_id} was already undone by" in out

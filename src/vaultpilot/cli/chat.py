@@ -137,7 +137,9 @@ def _undo(session: Session, state: ChatState, out: Console, set_id: str = "") ->
     # Recorded as the chat's undo, not as one of the agent's changes (history's source column).
     by_chat = Journal(journal.path, source="chat")
     try:
-        undone, _new, report = undo_change_set(replace(session.ctx, journal=by_chat), standing.id)
+        undone, redo_id, report = undo_change_set(
+            replace(session.ctx, journal=by_chat), standing.id
+        )
     except VaultpilotError as err:
         out.print(Text(f"Could not undo: {err.message}", "yellow"))
         return
@@ -150,10 +152,9 @@ def _undo(session: Session, state: ChatState, out: Console, set_id: str = "") ->
         kind = "folder" if len(report.removed) == 1 else "folders"
         named.append(f"removed the empty {kind} {', '.join(report.removed)}")
     said = ", ".join(named[:-1]) + (" and " if len(named) > 1 else "") + named[-1] if named else ""
-    redo = f" (to bring the changes back: /undo {_new})" if _new else ""
-    out.print(
-        Text(f"Undid change set {undone}: {said or 'nothing to change'}{redo}.", "green"),
-    )
+    out.print(Text(f"Undid change set {undone}: {said or 'nothing to change'}.", "green"))
+    if redo_id:  # a line of its own, so the command is never wrapped apart
+        out.print(Text(f"  To bring the changes back: /undo {redo_id}", "dim"))
     lost = [*report.lost, *report.differ]
     if report.skipped or lost:
         out.print(Text(report.summary(), "yellow"))
