@@ -168,7 +168,6 @@ def register(app: typer.Typer) -> None:
 
         import anyio
 
-        from vaultpilot.agent.approvals import ApprovalPolicy
         from vaultpilot.agent.config import load_config
         from vaultpilot.index.semantic import select_embedder
         from vaultpilot.locations import data_root, vault_data_dir
@@ -184,9 +183,9 @@ def register(app: typer.Typer) -> None:
         configure_logging()
         specs = parse_vault_specs(_specs(vault))
         loaded = load_config()
-        approvals = Approvals(
-            ApprovalPolicy().with_rules(loaded.config.approvals),
-            loaded.path if loaded.path.is_file() else None,
+        # Read here (not only by Approvals) so a wrong config file stops the server saying why.
+        approvals = Approvals.read(
+            loaded.path if loaded.path.is_file() else None, loaded.config.approvals
         )
         root_dir = data_root(data_dir)
         load = functools.cache(select_embedder)  # one model for every vault, loaded on first use

@@ -130,10 +130,6 @@ def _pick_vault(
     return vaults[chosen], ""
 
 
-def _how_to_allow(key: str, approvals: Approvals) -> str:
-    return approvals.how_to_allow(key)
-
-
 async def _dry_run(
     vault: VaultSession, name: str, arguments: Mapping[str, Any]
 ) -> dict[str, Any] | None:
@@ -172,7 +168,7 @@ async def _ask(
             f"the vault's rules ask ({reason.rstrip('.')}); only the person can change them "
             "([rules] in config.toml)"
             if by_rules
-            else f"to allow it, {_how_to_allow(key, approvals)}"
+            else f"to allow it, {approvals.how_to_allow(key)}"
         )
         why = {
             Asked.UNSUPPORTED: f"needs the person's approval and this client cannot ask "
@@ -243,7 +239,7 @@ async def call_tool(
             name,
             arguments,
             f"{name} {operation or ''} is denied by the approval policy; nothing was changed. "
-            f"Tell the person; to allow it, {_how_to_allow(key, approvals)}.",
+            f"Tell the person; to allow it, {approvals.how_to_allow(key)}.",
         )
     if decision == "ask":
         stop = await _ask(ctx, params, vault, arguments, reason, by_rules, key, approvals)

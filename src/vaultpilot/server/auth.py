@@ -211,14 +211,7 @@ class SecurityMiddleware:
             if SUBPROTOCOL in offered:
                 state[_STATE_PROTOCOL] = SUBPROTOCOL
             if key is None:
-                key = next(
-                    (
-                        p[len(KEY_SUBPROTOCOL_PREFIX) :]
-                        for p in offered
-                        if p.startswith(KEY_SUBPROTOCOL_PREFIX)
-                    ),
-                    None,
-                )
+                key = _offered(scope, KEY_SUBPROTOCOL_PREFIX)
             if key is None:
                 cookie = self._cookie(scope, headers)
                 if cookie in ("expired", "unknown", "no_page"):
@@ -293,15 +286,13 @@ def _page_secret(scope: Scope, headers: Headers) -> str | None:
     """The page secret a request carries beside its cookie (see module), else None."""
     if scope["type"] == "http":
         return headers.get(PAGE_HEADER) or None
-    offered = scope.get("subprotocols") or []
-    return next(
-        (
-            p[len(PAGE_SUBPROTOCOL_PREFIX) :]
-            for p in offered
-            if p.startswith(PAGE_SUBPROTOCOL_PREFIX)
-        ),
-        None,
-    )
+    return _offered(scope, PAGE_SUBPROTOCOL_PREFIX)
+
+
+def _offered(scope: Scope, prefix: str) -> str | None:
+    """What follows ``prefix`` in the first WebSocket subprotocol the client offers with it."""
+    offered = scope.get("subprotocols") or ()
+    return next((p[len(prefix) :] for p in offered if p.startswith(prefix)), None)
 
 
 def _own_origin(origin: str, host: str) -> bool:

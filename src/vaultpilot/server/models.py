@@ -19,10 +19,9 @@
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
 from vaultpilot.index.background import EmbedState
 from vaultpilot.tools import TOOLS
@@ -146,22 +145,10 @@ class ToolCommand(BaseModel):
         default_factory=dict, description="The command's arguments (see its schema)."
     )
     timestamp: float = Field(
+        allow_inf_nan=False,  # NaN, Infinity and 1e999 (read as infinity) are no JSON numbers
         description="When the command was sent: a number, milliseconds since the Unix epoch "
-        "(e.g. 1764115200000), not a date string."
+        "(e.g. 1764115200000), not a date string.",
     )
-
-    @field_validator("timestamp", mode="before")
-    @classmethod
-    def _finite(cls, value: Any) -> Any:
-        # NaN and Infinity (and 1e999, read as infinity) are no JSON numbers, though Python's
-        # JSON reader takes them.
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(
-                "must be a finite number (NaN, Infinity and out-of-range numbers such as 1e999 "
-                "are not JSON numbers); send milliseconds since the Unix epoch, e.g. "
-                "1764115200000"
-            )
-        return value
 
 
 class GetVaultContextArgs(_Args):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -42,7 +42,6 @@ from vaultpilot.server.models import (
     ExecuteShellArgs,
     GetVaultContextArgs,
     InterruptAgentArgs,
-    NoteChanges,
     ReportStatusArgs,
     ResumeAgentArgs,
     ShowChangeSetArgs,
@@ -182,23 +181,8 @@ async def _create_note(
     return {"Success": True, "NoteURI": vault.note_uri(written.path), "Version": written.version}
 
 
-def _update(ctx: ToolContext, args: UpdateNoteArgs) -> api.Written:
-    changes = args.changes
-    if isinstance(changes, str):
-        return api.update_note(ctx, args.file_path, content=changes)
-    metadata = changes.frontmatter or None
-    expected = changes.expected_version or None
-    if isinstance(changes, NoteChanges) and changes.append is not None:
-        return api.append_note(
-            ctx, args.file_path, changes.append, metadata=metadata, expected_version=expected
-        )
-    return api.update_note(
-        ctx, args.file_path, content=changes.content, metadata=metadata, expected_version=expected
-    )
-
-
 def _update_call(args: UpdateNoteArgs) -> dict[str, Any]:
-    """The obsidian_vault_manager call ``_update`` makes, for the rules."""
+    """The obsidian_vault_manager call an UpdateNote is: held to the rules, then made."""
     changes = args.changes
     if isinstance(changes, str):
         return {"operation": "update_note", "target": args.file_path, "content": changes}
@@ -213,12 +197,25 @@ def _update_call(args: UpdateNoteArgs) -> dict[str, Any]:
     return {k: v for k, v in call.items() if v is not None}
 
 
+def _update(ctx: ToolContext, call: Mapping[str, Any]) -> api.Written:
+    """Make the call ``_update_call`` describes."""
+    path, metadata, expected = call["target"], call.get("metadata"), call.get("expectedVersion")
+    if call["operation"] == "append_note":
+        return api.append_note(
+            ctx, path, call["content"], metadata=metadata, expected_version=expected
+        )
+    return api.update_note(
+        ctx, path, content=call.get("content"), metadata=metadata, expected_version=expected
+    )
+
+
 async def _update_note(
     state: ServerState, args: UpdateNoteArgs, sub: Subscriber | None
 ) -> dict[str, Any]:
     vault = state.vaults.get(args.vault_id)
-    await _held(state, vault, _MANAGER, _update_call(args), sub)
-    written = await vault.run(lambda ctx: _update(ctx, args))
+    call = _update_call(args)
+    await _held(state, vault, _MANAGER, call, sub)
+    written = await vault.run(lambda ctx: _update(ctx, call))
     return {"Success": True, "Version": written.version}
 
 

@@ -262,11 +262,7 @@ class Sessions:
         try:
             data = json.loads(self._path.read_bytes())
             if isinstance(data, dict) and data.get("format") == 1:
-                log.info(
-                    "the browser sessions file %s predates page secrets: browsers sign in again",
-                    self._path,
-                )
-                self._sessions.clear()
+                self._signed_out(logging.INFO, "predates page secrets")
                 return
             if not isinstance(data, dict) or data.get("format") != _FORMAT:
                 raise ValueError(f"not a sessions file of format {_FORMAT}")
@@ -276,16 +272,16 @@ class Sessions:
             ]
             loaded = OrderedDict(sorted(entries, key=lambda item: item[1][0]))
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            log.warning(
-                "the browser sessions file %s cannot be read (%s): browsers sign in again",
-                self._path,
-                exc,
-            )
-            self._sessions.clear()
+            self._signed_out(logging.WARNING, f"cannot be read ({exc})")
             return
         if self._key is not None and data.get("key") != self._fingerprint:
             loaded.clear()  # made under a key since rotated: signed out
         self._sessions = loaded
+
+    def _signed_out(self, level: int, why: str) -> None:
+        """The file's sessions cannot be used (``why``): every browser signs in again."""
+        log.log(level, "the browser sessions file %s %s: browsers sign in again", self._path, why)
+        self._sessions.clear()
 
     def _save(self) -> None:
         if self._path is None:
