@@ -943,17 +943,19 @@ def _settle(
     """
     late, kept, leased = swapped.put_back, swapped.kept, swapped.leased
     try:
-        if not late:
-            if leased:  # held since the check: nobody wrote into it, one opening it waits
-                late = _lease_broken(swapped.fd)
-            else:  # one had it open to write then: wait for it to close, then look
-                got = _take_lease(swapped.fd, limit=1.0, watch=watch)
-                leased = got == "held"
-                late = got == "busy" or content_version(_read_fd(swapped.fd)) != base.version
-            if late:
-                kept = _put_back(folder, old, name, ours, watch)
-        with contextlib.suppress(OSError):
-            folder.unlink(old)
+        try:
+            if not late:
+                if leased:  # held since the check: nobody wrote into it, one opening it waits
+                    late = _lease_broken(swapped.fd)
+                else:  # one had it open to write then: wait for it to close, then look
+                    got = _take_lease(swapped.fd, limit=1.0, watch=watch)
+                    leased = got == "held"
+                    late = got == "busy" or content_version(_read_fd(swapped.fd)) != base.version
+                if late:
+                    kept = _put_back(folder, old, name, ours, watch)
+        finally:  # the one place ``old`` goes once the rename is done, raised or not
+            with contextlib.suppress(OSError):
+                folder.unlink(old)
         if leased and not late and _lease_broken(swapped.fd):
             # A program opened the replaced file to write between that look and the unlink:
             # its save goes where no name leads any more. Let it save, then keep its text.
@@ -1073,6 +1075,19 @@ def _drop_lease(fd: int) -> None:
         fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
 
 
+def _untouched(folder: _Dir, old: str, ours: os.stat_result, watch: int | None) -> bool:
+    """Whether this change's file (``ours``, just swapped out to ``old``) is still exactly this
+    change and nobody can base a save on it: with ``watch``, nobody opened it (the write lease
+    is unbroken); else nobody has it open for writing (waited for, bounded)."""
+    if watch is not None:
+        return not _lease_broken(watch, write=True) and _same(os.fstat(watch), ours)
+    displaced = folder.open(old, os.O_RDONLY | _NOFOLLOW)
+    try:
+        return _wait_for_writers(displaced) and _same(os.fstat(displaced), ours)
+    finally:
+        os.close(displaced)
+
+
 def _put_back(
     folder: _Dir, old: str, name: str, ours: os.stat_result, watch: int | None = None
 ) -> str | None:
@@ -1089,20 +1104,10 @@ def _put_back(
     text only ``old`` has would be overwritten by that save, so ``old`` is kept beside instead.
     Elsewhere a check and a rename, with a tiny window between them.
     """
-    if watch is not None and folder.exchange(old, name):
-        if not _lease_broken(watch, write=True) and _same(os.fstat(watch), ours):
-            return None  # nobody opened this change: nobody can save text based on it
-        folder.exchange(old, name)
-        return _keep_beside(folder, old, name)
     if folder.exchange(old, name):
-        displaced = folder.open(old, os.O_RDONLY | _NOFOLLOW)
-        try:
-            untouched = _wait_for_writers(displaced) and _same(os.fstat(displaced), ours)
-        finally:
-            os.close(displaced)
-        if untouched:
+        if _untouched(folder, old, ours, watch):
             return None
-        folder.exchange(old, name)
+        folder.exchange(old, name)  # back: the newest save stays the note
         return _keep_beside(folder, old, name)
     if _same(folder.lstat(name), ours):
         folder.rename(old, folder, name)
@@ -1158,8 +1163,6 @@ def replace_note(
         finally:
             os.close(swapped.fd)
             _unwatch(watch)
-            with contextlib.suppress(OSError):
-                folder.unlink(old)
         if kept is not None:
             raise ConflictKeptError(
                 f"'{rel}' was saved by another program while it was being written: this "
