@@ -455,8 +455,10 @@ class _Run:
                 "user what you wanted to do."
             ), "denied"
         if decision == "ask":
-            reason = (
-                f"{what}: {ruled}." if ruled else self.agent.policy.reason(call.name, operation)
+            reason = (  # a sentence for the person, as the policy's own reasons are
+                f"{ruled[:1].upper()}{ruled[1:]}."
+                if ruled
+                else self.agent.policy.reason(call.name, operation)
             )
             answered = await self._ask(call, arguments, operation, what, reason)
             if isinstance(answered, tuple):
