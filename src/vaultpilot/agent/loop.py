@@ -105,6 +105,8 @@ __all__ = [
 
 PAUSED_PREFIX = "Paused before step"
 _VAULT_TOOLS = {t.name: t for t in TOOLS}
+# A dry run's diffs, its failure (the call cannot run as asked) and its warnings.
+_Preview = tuple[tuple[dict[str, Any], ...], dict[str, Any] | None, list[str]]
 _CHOSEN = ("approvedFiles", "approved_files")  # set from a person's answer, never by the model
 
 
@@ -443,10 +445,11 @@ class _Run:
         dry = arguments.get("dryRun") is True
         decision = self.agent.policy.decide(call.name, operation, dry_run=dry)
         ruled = None  # why the vault's rules, or the words it drops, ask when the policy would not
+        seen: _Preview | None = None  # the dry run that found the words it drops, made once
         if decision == "allow" and not self.agent.policy.auto_approve:
-            ruled = self.guard.needs_approval(call.name, arguments) or await self._drops(
-                call.name, arguments, operation
-            )
+            ruled = self.guard.needs_approval(call.name, arguments)
+            if ruled is None:
+                ruled, seen = await self._drops(call.name, arguments, operation)
             decision = "ask" if ruled else decision
         if decision == "deny":
             self.emit(ApprovalResolved(call.id, False, "policy"))
@@ -460,7 +463,7 @@ class _Run:
                 if ruled
                 else self.agent.policy.reason(call.name, operation)
             )
-            answered = await self._ask(call, arguments, operation, what, reason)
+            answered = await self._ask(call, arguments, operation, what, reason, seen)
             if isinstance(answered, tuple):
                 return answered
             arguments = answered
@@ -477,11 +480,12 @@ class _Run:
         operation: str | None,
         what: str,
         reason: str,
+        seen: _Preview | None = None,
     ) -> dict[str, Any] | tuple[dict[str, Any], ToolResultSource]:
         """Put the call to the person: the arguments to run it with (the files they chose), or
         the result to give the model instead (refused, overridden, or it cannot run)."""
         controls = self.controls
-        diffs, cannot, warned = await self._preview(call.name, arguments)
+        diffs, cannot, warned = seen or await self._preview(call.name, arguments)
         if cannot is not None:  # it would fail as asked: the person is not asked for it
             return cannot, "tool"
         if warned:  # what the change would do beside its diffs (links left unresolved, ...)
@@ -530,23 +534,22 @@ class _Run:
 
     async def _drops(
         self, name: str, arguments: dict[str, Any], operation: str | None
-    ) -> str | None:
+    ) -> tuple[str | None, _Preview | None]:
         """Why a write the policy lets run asks anyway: the words it would remove from a note
-        (``approvals.drops_words``); None for a call that cannot drop text, or drops little."""
+        (``approvals.drops_words``), with the dry run that found them; None for a call that
+        cannot drop text, or drops little."""
         op = call_operation(name, arguments)
         if op is None or not op.drops_text or arguments.get("dryRun") is True:
-            return None
-        diffs, _, _ = await self._preview(name, arguments)
-        lost = dropped_words(diffs)
+            return None, None
+        seen = await self._preview(name, arguments)
+        lost = dropped_words(seen[0])
         total = {path: self.dropped.get(path, 0) + n for path, n in lost.items() if n}
         why = drops_words(self.agent.policy, name, operation, total)
         if why is None:  # it runs: its cuts count toward the next call's question
             self.dropped.update(total)
-        return why
+        return why, seen
 
-    async def _preview(
-        self, name: str, arguments: dict[str, Any]
-    ) -> tuple[tuple[dict[str, Any], ...], dict[str, Any] | None, list[str]]:
+    async def _preview(self, name: str, arguments: dict[str, Any]) -> _Preview:
         """The diffs a note change would write, from the tool's dry run (nothing is written),
         the dry run's failure when it failed (the call cannot run as asked, so there is nothing
         to approve), and its warnings (a delete's notes left with unresolved links). Nothing of
