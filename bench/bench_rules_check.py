@@ -5,9 +5,10 @@ the old code, alternating in one process.
 
 "old": ``rules.current().configured()`` on every call (a stat of the config file and a new
 policy). "cached": ``ApprovalBroker.configured_policy`` (the stat, and the policy made again only
-when the file was read again). "hold": the whole ``hold_to_rules`` coroutine for a call no rule
-binds, as /rpc awaits it. "stat": the config file's stat alone, for scale. Each is run with a
-config file that sets a rule for another tool (so the check goes on to decide) and with no file.
+when the file was read again). "hold": the whole ``hold_to_rules`` coroutine for a read
+(obsidian_get_context) no rule binds, as /rpc awaits it. "stat": the config file's stat alone,
+for scale. Each is run with a config file that sets a rule for another tool (so the check goes on
+to decide) and with no file.
 Figures are CPU microseconds per call (``time.process_time``), the median of the rounds.
 """
 
@@ -38,14 +39,14 @@ def _per_call(fn: Callable[[], object], calls: int) -> float:
 
 def _hold_per_call(broker: ApprovalBroker, rules: Approvals, calls: int) -> float:
     async def go() -> float:
-        args = {"operation": "read_note", "target": "a.md"}
+        args = {"contextType": "read_note", "target": "a.md"}
         no_vault: Any = None  # not reached: no rule asks for a dry run of this call
         start = time.process_time()
         for _ in range(calls):
             await broker.hold_to_rules(
                 rules,
                 no_vault,
-                "obsidian_vault_manager",
+                "obsidian_get_context",
                 args,
                 asker=None,
                 timeout=1,

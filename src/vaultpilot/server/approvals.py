@@ -40,7 +40,11 @@ agent's runs and MCP clients are held to:
   diffs in the ``approval_required`` event; once approved the dry run is made again and the call
   is refused if what it would change is no longer what was shown. ``dryRun: true`` of an
   operation that has a dry run writes nothing and is not asked about.
-* ``allow``, or no rule: it runs.
+* ``allow``, or no rule: the vault's ``[rules]`` that ask decide it, as they do for an MCP
+  client's call (``agent.guard.RunGuard`` made for the one call, on the vault's current rules):
+  a change under ``mode = "ask"``, to a note in an ``ask`` folder, or naming more notes than
+  ``max_notes_per_run`` is asked for as above, the reason saying which rule asks; otherwise it
+  runs. (Each call is counted alone: a client has no run whose notes could add up.)
 
 The built-in default layer (asking before destructive steps, written for a model's calls) is not
 applied here: only rules the person wrote bind these clients, so a program that deletes a note
@@ -56,12 +60,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from vaultpilot.agent.approvals import ApprovalPolicy, Approvals, operation_of
+from pydantic import ValidationError
+
+from vaultpilot.agent.approvals import ApprovalPolicy, Approvals, Decision, operation_of
 from vaultpilot.agent.events import ApprovalRequired, ApprovalResolved, event_to_dict
-from vaultpilot.errors import RequestError
+from vaultpilot.agent.guard import RunGuard
+from vaultpilot.errors import InvalidArgumentError, RequestError
 from vaultpilot.server.vaults import VaultHandle
 from vaultpilot.server.ws import Hub, Subscriber
+from vaultpilot.tools import get_tool
 from vaultpilot.tools.registry import call_operation
+from vaultpilot.tools.session import writes
 
 __all__ = ["Answer", "ApprovalBroker", "approver_problem"]
 
@@ -201,13 +210,12 @@ class ApprovalBroker:
         """Return when the vault tool call ``name(arguments)`` may run under the ``[approvals]``
         rules (see the module); RequestError (or the dry run's own error) when it may not."""
         policy = self.configured_policy(rules)
-        if not any(policy.over):
-            return  # no rules set: the hot path pays one stat of the config file
         operation = operation_of(arguments)
-        decision, key = policy.ruling(name, operation, dry_run=arguments.get("dryRun") is True)
+        decision: Decision = "allow"
+        key: str | None = None
+        if any(policy.over):  # else no rules set: the hot path pays one stat of the config file
+            decision, key = policy.ruling(name, operation, dry_run=arguments.get("dryRun") is True)
         what = f"{name}.{operation}" if operation else name
-        if decision == "allow":
-            return
         if decision == "deny":
             raise RequestError(
                 f'{what} is refused: the rule `"{key}" = "deny"` under [approvals] in '
@@ -215,6 +223,16 @@ class ApprovalBroker:
                 'run, change that rule to "ask" (a person approves each call in the agent '
                 'view) or "allow".'
             )
+        if decision == "ask":
+            said = f'The rule `"{key}" = "ask"` under [approvals]'
+            reason = f"{policy.reason(name, operation)} {said} asks first."
+            rule = f"{said} in {rules.where()} asks a person first."
+        else:
+            asks = _vault_rules_ask(vault, name, arguments)
+            if asks is None:
+                return
+            reason = f"{what}: {asks}."
+            rule = f"The vault's [rules] in {rules.where()} ask a person first ({asks})."
         op = call_operation(name, arguments)
         diffs = await _preview(vault, name, arguments) if op is not None and op.dry_run else None
         answer = await self.ask(
@@ -222,16 +240,14 @@ class ApprovalBroker:
             name=name,
             operation=operation,
             arguments=dict(arguments),
-            reason=f'{policy.reason(name, operation)} The rule `"{key}" = "ask"` under '
-            "[approvals] asks first.",
+            reason=reason,
             timeout=timeout,
             asker=asker,
             diffs=diffs or (),
         )
         if not answer.approved:
             raise RequestError(
-                f'{what} was not approved: {answer.reason}. The rule `"{key}" = "ask"` '
-                f"under [approvals] in {rules.where()} asks a person first. Nothing was changed."
+                f"{what} was not approved: {answer.reason}. {rule} Nothing was changed."
             )
         if diffs is not None and await _preview(vault, name, arguments) != diffs:
             raise RequestError(
@@ -239,6 +255,22 @@ class ApprovalBroker:
                 "asked, so the approved change is no longer the one it would make. Nothing was "
                 "changed; read the notes again and send the call again."
             )
+
+
+def _vault_rules_ask(vault: VaultHandle, name: str, arguments: Mapping[str, Any]) -> str | None:
+    """Why the vault's ``[rules]`` ask before this call (``mode = "ask"``, an ``ask`` folder, more
+    notes than ``max_notes_per_run`` in one call), as they do for an MCP client's; None when
+    they do not, or when the call is not valid (its own error answers it, nobody is asked)."""
+    if not writes(name, arguments):
+        return None
+    asks = RunGuard(vault.runtime.current_rules()).needs_approval(name, arguments)
+    if asks is None:
+        return None
+    try:
+        get_tool(name).params.model_validate(arguments)
+    except (ValidationError, InvalidArgumentError):
+        return None
+    return asks
 
 
 async def _preview(
