@@ -231,7 +231,7 @@ class ApprovalBroker:
             asks = _vault_rules_ask(vault, name, arguments)
             if asks is None:
                 return
-            reason = f"{what}: {asks}."
+            reason = f"{asks[:1].upper()}{asks[1:]}."  # a sentence, as the agent view shows it
             rule = f"The vault's [rules] in {rules.where()} ask a person first ({asks})."
         op = call_operation(name, arguments)
         diffs = await _preview(vault, name, arguments) if op is not None and op.dry_run else None
