@@ -43,6 +43,9 @@ def _build(root: Path, outside: Path) -> None:
     (root / "Archive" / "Kept.md").write_text(BODY.format(title="Kept"), encoding="utf-8")
     (root / "Empty").mkdir()
     (root / "Loose").write_text("a file without an extension\n", encoding="utf-8")
+    (root / "Binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff body text")  # not a text note
+    (root / "Latin1.md").write_bytes("# Caf\u00e9\n\nbody text\n".encode("latin-1"))
+    (root / "Caf\u00e9.md").write_text(BODY.format(title="Caf\u00e9"), encoding="utf-8")  # NFC
     (root / ".obsidian").mkdir()
     (root / ".obsidian" / "app.json").write_text("{}\n", encoding="utf-8")
     # Daily notes go into a link leading out of the vault: an append to a new one creates it.
@@ -101,6 +104,17 @@ NAMES = [
     "LinkNote.md",
     "OutNote.md",
     "plan.md",
+    "PLAN",
+    "Cafe\u0301.md",  # the NFD twin of Caf\u00e9.md
+    "Binary.md",
+    "Latin1.md",
+    "x" * 300 + ".md",
+    "",
+    "/",
+    ".",
+    "  Plan.md  ",
+    "Folder/./Inner.md",
+    "Folder/",
     "folder",
     "FOLDER/New.md",
     "Plan.md",
@@ -118,6 +132,9 @@ NAMES = [
     "Fresh",
 ]
 
+STALE = "0123456789abcdef"  # a version no note of the vault has
+SYSTEM_TRASH = "(the vault's settings send deletes to the system trash)"
+
 # How each operation takes a name: (slot, arguments with the name as {}); "dest" slots move an
 # existing note or folder to the name.
 SLOTS: dict[str, list[dict[str, Any]]] = {
@@ -125,17 +142,27 @@ SLOTS: dict[str, list[dict[str, Any]]] = {
         {"target": "{}", "content": "# New\n"},
         {"target": "{}", "content": "# New\n", "createFolders": True},
     ],
-    "update_note": [{"target": "{}", "content": "# New text\n"}],
+    "update_note": [
+        {"target": "{}", "content": "# New text\n"},
+        {"target": "{}", "content": "# New text\n", "expectedVersion": STALE},
+    ],
     "edit_note": [{"target": "{}", "edits": [{"oldText": "body text", "newText": "BODY"}]}],
     "append_note": [{"target": "{}", "content": "- more"}],
-    "delete_note": [{"target": "{}", "confirmDestructive": True}],
+    "delete_note": [
+        {"target": "{}", "confirmDestructive": True},
+        {"target": "{}", "confirmDestructive": True, "expectedVersion": STALE},
+        {"target": "{}", "confirmDestructive": True, SYSTEM_TRASH: True},
+    ],
     "move_note": [
         {"target": "{}", "destination": "Archive"},
         {"target": "Other.md", "destination": "{}"},
         {"target": "Other.md", "destination": "{}", "createFolders": True},
     ],
     "create_folder": [{"target": "{}"}, {"target": "{}", "createFolders": True}],
-    "delete_folder": [{"target": "{}", "confirmDestructive": True, "recursive": True}],
+    "delete_folder": [
+        {"target": "{}", "confirmDestructive": True, "recursive": True},
+        {"target": "{}", "confirmDestructive": True, "recursive": True, SYSTEM_TRASH: True},
+    ],
     "move_folder": [
         {"target": "{}", "destination": "Archive"},
         {"target": "Folder", "destination": "{}", "createFolders": True},
@@ -186,10 +213,11 @@ def _tree(*roots: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def fresh(tmp_path: Path) -> Iterator[tuple[ToolContext, Path]]:
+def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[ToolContext, Path]]:
     root, outside = tmp_path / "vault", tmp_path / "outside"
     root.mkdir()
     _build(root, outside)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "home"))  # the system trash, if asked
     ctx = open_context(root, tmp_path / "index" / "index.db", now=lambda: NOW)
     try:
         yield ctx, outside
@@ -212,6 +240,10 @@ def test_a_dry_run_answers_as_the_real_call(
     fresh: tuple[ToolContext, Path], operation: str, arguments: dict[str, Any]
 ) -> None:
     ctx, outside = fresh
+    arguments = dict(arguments)
+    if arguments.pop(SYSTEM_TRASH, False):
+        app = ctx.root / ".obsidian" / "app.json"
+        app.write_text('{"trashOption": "system"}\n', encoding="utf-8")
     call = {"operation": operation, **arguments}
     before = _tree(ctx.root, outside)
     preview = _outcome(ctx, {**call, "dryRun": True})

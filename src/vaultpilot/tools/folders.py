@@ -37,6 +37,7 @@ __all__ = [
     "folder_exists",
     "move_folder",
     "refused_links",
+    "removal_diff",
 ]
 
 
@@ -104,7 +105,7 @@ def delete_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
     warnings = links_after_removal(ctx, inside, "notes that were in it", dry=p.dry_run)
     counts = ", ".join(held) or "empty"
     if p.dry_run:
-        diffs = [_removal(ctx, q) for q in sorted(inside)]
+        diffs = [removal_diff(ctx, q) for q in sorted(inside)]
         message = f"would delete folder '{folder}' ({counts})."
         return dry(done(p, [folder], message, warnings), diffs)
     trashed = trash.move_to_trash(ctx.root, folder)
@@ -134,7 +135,9 @@ def _log_contents(ctx: ToolContext, folder: str, trashed: str) -> None:
         log_change(ctx, "delete", f"{folder}/{rel}", f"{trashed}/{rel}", before=data)
 
 
-def _removal(ctx: ToolContext, path: str) -> FileDiff:
+def removal_diff(ctx: ToolContext, path: str) -> FileDiff:
+    """The diff of removing ``path``: its text, or a binary diff for a file that is not a text
+    note (a delete takes those too, so its dry run must not stop at reading them)."""
     if not path.lower().endswith(".md"):
         return binary(path, None)
     try:

@@ -55,7 +55,7 @@ from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.daily import date_of_daily_path
 from vaultpilot.tools.diffs import FileDiff, unified, unknown_files
 from vaultpilot.tools.edits import Edit, apply_edits, edit_section
-from vaultpilot.tools.folders import folder_exists, refused_links
+from vaultpilot.tools.folders import folder_exists, refused_links, removal_diff
 from vaultpilot.tools.models import VaultManagerParams
 from vaultpilot.tools.moves import (
     links_after_removal,
@@ -412,7 +412,7 @@ def _delete(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
     files.check_trash(ctx.root, path)  # what ``trash.move_to_trash`` refuses first
     warnings = links_after_removal(ctx, [path], "it", dry=p.dry_run)
     if p.dry_run:
-        diff = unified(path, None, files.read_note(ctx.root, path).text, "")
+        diff = removal_diff(ctx, path)
         return dry(done(p, [path], f"would delete '{path}'.", warnings), [diff])
     old = files.confine(ctx.root, path).read_bytes() if journal.active(ctx.journal) else None
     trashed = trash.move_to_trash(ctx.root, path)
