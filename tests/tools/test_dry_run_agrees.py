@@ -133,7 +133,30 @@ NAMES = [
 ]
 
 STALE = "0123456789abcdef"  # a version no note of the vault has
-SYSTEM_TRASH = "(the vault's settings send deletes to the system trash)"
+VAULT = "(the vault, changed first)"  # not an argument: how the vault differs from _build's
+
+
+def _system_trash(root: Path, outside: Path) -> None:
+    (root / ".obsidian" / "app.json").write_text('{"trashOption": "system"}\n', encoding="utf-8")
+
+
+def _trash_leads_out(root: Path, outside: Path) -> None:
+    (root / ".trash" / "Old.md").unlink()
+    (root / ".trash").rmdir()
+    os.symlink(outside, root / ".trash")
+
+
+def _trash_is_a_file(root: Path, outside: Path) -> None:
+    (root / ".trash" / "Old.md").unlink()
+    (root / ".trash").rmdir()
+    (root / ".trash").write_text("not a folder\n", encoding="utf-8")
+
+
+CHANGES = {
+    "system trash": _system_trash,
+    ".trash out": _trash_leads_out,
+    ".trash file": _trash_is_a_file,
+}
 
 # How each operation takes a name: (slot, arguments with the name as {}); "dest" slots move an
 # existing note or folder to the name.
@@ -151,7 +174,9 @@ SLOTS: dict[str, list[dict[str, Any]]] = {
     "delete_note": [
         {"target": "{}", "confirmDestructive": True},
         {"target": "{}", "confirmDestructive": True, "expectedVersion": STALE},
-        {"target": "{}", "confirmDestructive": True, SYSTEM_TRASH: True},
+        {"target": "{}", "confirmDestructive": True, VAULT: "system trash"},
+        {"target": "{}", "confirmDestructive": True, VAULT: ".trash out"},
+        {"target": "{}", "confirmDestructive": True, VAULT: ".trash file"},
     ],
     "move_note": [
         {"target": "{}", "destination": "Archive"},
@@ -161,7 +186,8 @@ SLOTS: dict[str, list[dict[str, Any]]] = {
     "create_folder": [{"target": "{}"}, {"target": "{}", "createFolders": True}],
     "delete_folder": [
         {"target": "{}", "confirmDestructive": True, "recursive": True},
-        {"target": "{}", "confirmDestructive": True, "recursive": True, SYSTEM_TRASH: True},
+        {"target": "{}", "confirmDestructive": True, "recursive": True, VAULT: "system trash"},
+        {"target": "{}", "confirmDestructive": True, "recursive": True, VAULT: ".trash out"},
     ],
     "move_folder": [
         {"target": "{}", "destination": "Archive"},
@@ -241,9 +267,9 @@ def test_a_dry_run_answers_as_the_real_call(
 ) -> None:
     ctx, outside = fresh
     arguments = dict(arguments)
-    if arguments.pop(SYSTEM_TRASH, False):
-        app = ctx.root / ".obsidian" / "app.json"
-        app.write_text('{"trashOption": "system"}\n', encoding="utf-8")
+    change = arguments.pop(VAULT, None)
+    if change is not None:
+        CHANGES[change](ctx.root, outside)
     call = {"operation": operation, **arguments}
     before = _tree(ctx.root, outside)
     preview = _outcome(ctx, {**call, "dryRun": True})

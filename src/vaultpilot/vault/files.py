@@ -497,7 +497,11 @@ def _folder(
                         f"'{sub}' became a symbolic link while '{where.canon}' was being used; "
                         "nothing was written. Check that folder and retry."
                     ) from None
-                raise AlreadyExistsError(f"'{sub}' is a file, not a folder.") from None
+                raise AlreadyExistsError(
+                    f"'{sub}' is a file, not a folder, so nothing can be put in or taken from "
+                    f"'{where.canon}'. Choose a path whose folders are folders, or ask the person "
+                    "to rename that file."
+                ) from None
             current.close()
             current = _Dir(current.path / part, fd)
         yield current
