@@ -158,8 +158,8 @@ def test_undo_with_an_id_undoes_that_set_and_the_hint_names_it(
     out = again.output
     assert again.exit_code == 0, out
     lines = out.splitlines()
-    said = f"Undid change set {undo_id}: restored Filed, Filed/Inbox.md."
-    done = next(i for i, line in enumerate(lines) if line.endswith(said))
+    undone_line = f"Undid change set {undo_id}: restored Filed, Filed/Inbox.md."
+    done = next(i for i, line in enumerate(lines) if line.endswith(undone_line))
     assert re.fullmatch(r"  To bring the changes back: /undo \w{12}", lines[done + 1]), out
     assert not (example_vault / "Inbox.md").exists()  # the move stands again
     assert (example_vault / "Filed" / "Inbox.md").read_bytes() == inbox
