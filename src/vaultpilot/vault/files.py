@@ -534,14 +534,11 @@ def _folder_errors(canon: str) -> OSErrorMapping:
     return {FileNotFoundError: missing_folder(_parent_of(canon), f"create folder '{canon}'")}
 
 
-def _look(where: _Where, folders: tuple[str, ...] | None = None) -> os.stat_result | None:
-    """The item at ``where`` (``folders``: another folder, the item is then the folder itself),
-    reached as the write will reach it, not following a link: None when its name is free.
-    FileNotFoundError when a folder on the way is missing; what ``_folder`` raises for a folder
-    that is a file or a link."""
-    with _folder(where, folders) as folder:
-        if folders is not None:
-            return os.fstat(folder.fd) if folder.fd is not None else os.stat(folder.path)
+def _look(where: _Where) -> os.stat_result | None:
+    """The item at ``where``, reached as the write will reach it, not following a link: None
+    when its name is free. FileNotFoundError when a folder on the way is missing; what
+    ``_folder`` raises for a folder on the way that is a file or a link."""
+    with _folder(where) as folder:
         try:
             return folder.lstat(where.name)
         except FileNotFoundError:
@@ -588,9 +585,9 @@ def check_create_note(root: Path, rel: str, *, create_folders: bool = True) -> N
     _create_check(root, rel, create_folders=create_folders)
 
 
-def _existing_folder(folder: _Dir, name: str, canon: str) -> None:
-    """``name`` exists in ``folder``: fine if it is a folder, AlreadyExistsError otherwise."""
-    mode = folder.lstat(name).st_mode
+def _existing_folder(mode: int, canon: str) -> None:
+    """Something of ``mode`` is at ``canon``: fine if it is a folder, AlreadyExistsError
+    otherwise."""
     if stat.S_ISDIR(mode):
         return
     what = "a symbolic link" if stat.S_ISLNK(mode) else "a file"
@@ -607,13 +604,12 @@ def _folder_check(root: Path, rel: str, *, create_parents: bool) -> tuple[_Where
     try:
         with map_os_errors(canon, "create folder", _folder_errors(canon)):
             there = _look(where)
-            if there is not None:
-                with _folder(where) as folder:
-                    _existing_folder(folder, where.name, canon)
     except NotFoundError:
         if not create_parents:
             raise
         return where, False
+    if there is not None:
+        _existing_folder(there.st_mode, canon)
     return where, there is not None
 
 
@@ -707,8 +703,8 @@ def _trash_check(root: Path, rel: str) -> tuple[_Where, _Where]:
     try:
         if _look(src) is None:
             raise _nothing_to_delete(rel)
-        with contextlib.suppress(FileNotFoundError):  # made by the move
-            _look(trash, (*trash.folders, trash.name))
+        with contextlib.suppress(FileNotFoundError), _folder(trash, (*trash.folders, trash.name)):
+            pass  # a folder (made by the move when missing)
     except FileNotFoundError:
         raise _nothing_to_delete(rel) from None
     except OSError as exc:
@@ -1232,7 +1228,7 @@ def create_folder(root: Path, rel: str, *, create_parents: bool = True) -> bool:
         try:
             folder.mkdir(where.name)
         except FileExistsError:
-            _existing_folder(folder, where.name, canon)
+            _existing_folder(folder.lstat(where.name).st_mode, canon)
             return False
         folder.fsync()
     return True
