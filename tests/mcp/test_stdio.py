@@ -466,3 +466,45 @@ def test_a_note_edited_while_the_person_is_asked_is_not_changed(
     assert note.exists() and "written while the question was open" in note.read_text()
     if mode == "auto":
         assert len(questions) == 2 and questions[0] != questions[1]
+
+
+def test_a_write_that_would_remove_many_words_asks_over_mcp(
+    tmp_path: Path, example_vault: Path, data_dir: Path
+) -> None:
+    inbox = (example_vault / "Inbox.md").read_bytes()
+    replace = {"operation": "update_note", "target": "Inbox.md", "content": "# Inbox\n\nDone.\n"}
+
+    async def refused_without_elicitation() -> None:
+        params = stdio_params(tmp_path, data_dir, str(example_vault))
+        async with Client(params, mode="legacy") as client:
+            small = await client.call_tool(  # a line's worth of words runs without asking
+                "obsidian_vault_manager",
+                {"operation": "edit_note", "target": "Inbox.md",
+                 "edits": [{"oldText": "Process every Friday", "newText": "Process Fridays"}]},
+            )  # fmt: skip
+            assert not small.is_error, small.structured_content
+            refused = await client.call_tool("obsidian_vault_manager", replace)
+            assert refused.is_error
+            message = refused.structured_content["message"]
+            assert re.search(r"It would remove \d+ words from Inbox\.md\.", message), message
+            assert '"obsidian_vault_manager.update_note" = "allow"' in message
+
+    _run(refused_without_elicitation)
+    assert b"Process Fridays" in (example_vault / "Inbox.md").read_bytes()
+    assert (example_vault / "Inbox.md").read_bytes() == inbox.replace(
+        b"Process every Friday", b"Process Fridays"
+    )
+
+    # A rule the person wrote decides it: no question.
+    (tmp_path / "config.toml").write_text(
+        '[approvals]\n"obsidian_vault_manager.update_note" = "allow"\n', encoding="utf-8"
+    )
+
+    async def allowed() -> None:
+        params = stdio_params(tmp_path, data_dir, str(example_vault))
+        async with Client(params, mode="legacy") as client:
+            done = await client.call_tool("obsidian_vault_manager", replace)
+            assert not done.is_error, done.structured_content
+
+    _run(allowed)
+    assert (example_vault / "Inbox.md").read_text(encoding="utf-8") == "# Inbox\n\nDone.\n"

@@ -14,12 +14,14 @@
   flagged when it hides text (``tools.untrusted.mark``), in the structured result and its text
   alike, so a client's model sees the same boundaries whichever it reads.
 * Approvals: a call the policy marks ``deny`` is refused; one marked ``ask`` (or one the vault's
-  rules ask for: ``mode = "ask"``, an ``ask`` folder, more notes than ``max_notes_per_run``) is
-  asked through elicitation when the client supports it (``approval.ask_person``) and refused
-  otherwise, with the ``[approvals]`` line that allows it. Before asking, the operation's dry
-  run (when its facts say it has one) checks the call can run: its refusal (a delete without
-  ``confirmDestructive``, a missing note) is returned without asking, and the question says
-  what would change (files, lines added and removed). The rules that refuse (denied,
+  rules ask for: ``mode = "ask"``, an ``ask`` folder, more notes than ``max_notes_per_run``; or,
+  with no rule deciding it, a write that would remove ``DROP_ASK_WORDS`` or more of a note's
+  words, ``approvals.drops_words``, counted per call since MCP has no run) is asked through
+  elicitation when the client supports it (``approval.ask_person``) and refused otherwise, with
+  why it asks and the ``[approvals]`` line that allows it. Before asking, the operation's dry run
+  (when its facts say it has one) checks the call can run: its refusal (a delete without
+  ``confirmDestructive``, a missing note) is returned without asking, and the question says what
+  would change (files, lines added and removed). The rules that refuse (denied,
   read-only and private notes, read-only mode) are enforced by the tools themselves.
 """
 
@@ -34,7 +36,13 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from vaultpilot.agent.approvals import Approvals, operation_of
+from vaultpilot.agent.approvals import (
+    ApprovalPolicy,
+    Approvals,
+    dropped_words,
+    drops_words,
+    operation_of,
+)
 from vaultpilot.agent.guard import RunGuard
 from vaultpilot.mcp.approval import Asked, ask_person, summarize
 from vaultpilot.mcp.vaults import VaultSession
@@ -151,11 +159,13 @@ async def _ask(
     by_rules: bool,
     key: str,
     approvals: Approvals,
+    seen: dict[str, Any] | None = None,
 ) -> types.CallToolResult | types.InputRequiredResult | None:
     """Put the call to the person: None when they approved the change it makes, else what to
-    answer instead (it cannot run, they were not asked or said no, or its notes changed)."""
+    answer instead (it cannot run, they were not asked or said no, or its notes changed).
+    ``seen``: its dry run, when the question came from it."""
     name = params.name
-    preview = await _dry_run(vault, name, arguments)
+    preview = seen if seen is not None else await _dry_run(vault, name, arguments)
     if preview is not None and is_error(preview):
         return _result(preview, failed=True)  # it could not run: nothing to ask about
     changes = summarize(preview) if preview is not None else ""
@@ -165,14 +175,13 @@ async def _ask(
         return asked
     if asked is not Asked.ACCEPTED:
         allow = (
-            f"the vault's rules ask ({reason.rstrip('.')}); only the person can change them "
-            "([rules] in config.toml)"
+            "Only the person can change the vault's rules ([rules] in config.toml)"
             if by_rules
-            else f"to allow it, {approvals.how_to_allow(key)}"
+            else f"To allow it, {approvals.how_to_allow(key)}"
         )
         why = {
-            Asked.UNSUPPORTED: f"needs the person's approval and this client cannot ask "
-            f"for it (no elicitation): {allow}; or do it in Obsidian",
+            Asked.UNSUPPORTED: "needs the person's approval and this client cannot ask for it "
+            f"(no elicitation). {reason} {allow}; or do it in Obsidian",
             Asked.DECLINED: "was declined by the person",
             Asked.CANCELLED: "was not approved (the question was dismissed)",
         }[asked]
@@ -189,6 +198,26 @@ async def _ask(
             "changed; read the notes again and make the call again.",
         )
     return None
+
+
+async def _asks_anyway(
+    vault: VaultSession, policy: ApprovalPolicy, name: str, arguments: dict[str, Any]
+) -> tuple[str | None, bool, dict[str, Any] | None]:
+    """Why a call the policy lets run asks anyway, whether the vault's rules say so (else the
+    words its dry run would remove, ``approvals.drops_words``), and that dry run if made."""
+    rules = await vault.run(lambda c: c.rules)
+    asks = RunGuard(rules).needs_approval(name, arguments)
+    if asks is not None:  # mode = "ask", an ask folder, max_notes_per_run
+        return asks, True, None
+    op = get_tool(name).operation(arguments)
+    if op is None or not op.drops_text or arguments.get("dryRun") is True:
+        return None, False, None
+    seen = await _dry_run(vault, name, arguments)
+    if seen is None or is_error(seen):
+        return None, False, None  # it cannot run: the call says why
+    diffs = seen.get("diffs")
+    lost = dropped_words(diffs if isinstance(diffs, list) else [])
+    return drops_words(policy, name, operation_of(arguments), lost), False, seen
 
 
 async def call_tool(
@@ -227,12 +256,11 @@ async def call_tool(
     dry = arguments.get("dryRun") is True
     policy = approvals.current()
     decision = policy.decide(name, operation, dry_run=dry) if valid else "allow"
-    reason, by_rules = policy.reason(name, operation), False
-    if decision == "allow" and valid:  # the vault's rules may still ask (mode, ask folders)
-        rules = await vault.run(lambda c: c.rules)
-        asks = RunGuard(rules).needs_approval(name, arguments)
-        if asks is not None:
-            decision, reason, by_rules = "ask", f"{name} {operation or ''}: {asks}.", True
+    reason, by_rules, seen = policy.reason(name, operation), False, None
+    if decision == "allow" and valid:  # the vault's rules, or the words it drops, may ask
+        why, by_rules, seen = await _asks_anyway(vault, policy, name, arguments)
+        if why is not None:
+            decision, reason = "ask", f"{why[:1].upper()}{why[1:]}."
     key = f"{name}.{operation}" if operation else name
     if decision == "deny":
         return _refusal(
@@ -242,7 +270,7 @@ async def call_tool(
             f"Tell the person; to allow it, {approvals.how_to_allow(key)}.",
         )
     if decision == "ask":
-        stop = await _ask(ctx, params, vault, arguments, reason, by_rules, key, approvals)
+        stop = await _ask(ctx, params, vault, arguments, reason, by_rules, key, approvals, seen)
         if stop is not None:
             return stop
     # A write takes the vault's write turn first.
