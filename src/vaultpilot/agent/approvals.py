@@ -204,7 +204,10 @@ class ApprovalPolicy:
 # A call that would remove this many of a note's words asks first (see the module): about two
 # sentences, more than any fix of a typo or a line, less than a paragraph.
 DROP_ASK_WORDS = 25
-_WORD = re.compile(r"\w+")
+# A word: a run of letters and digits, or one character of a script written without spaces
+# (Chinese, Japanese), so a removed paragraph of Chinese counts as many words, not one.
+_UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_WORD = re.compile(f"[{_UNSPACED}]|[^\\W{_UNSPACED}]+")
 
 
 def _dropped(diff: str) -> int:
