@@ -5,8 +5,9 @@ some platforms refuse, trailing dots and spaces, invisible characters, ``..``, a
 the protected folders, symbolic links in and out of the vault, names differing only in case,
 targets that exist), the dry run and then the real call run on a fresh small vault built here:
 both succeed, or both fail with the same error (and a bulk operation fails the same notes), and
-the dry run leaves every byte, link and folder of the vault (and the folder outside it) as it was.
-(A daily note appended to before it exists is created: the daily folder here is such a link.)
+the dry run leaves every byte, link and folder as it was: the vault's, those outside it its links
+lead to, and the system trash's. (The daily notes folder is a link out of the vault, so an append
+to a daily note not written yet, which creates it, is refused.)
 """
 
 from __future__ import annotations
@@ -158,8 +159,8 @@ CHANGES = {
     ".trash file": _trash_is_a_file,
 }
 
-# How each operation takes a name: (slot, arguments with the name as {}); "dest" slots move an
-# existing note or folder to the name.
+# The calls of each operation, "{}" standing for each name of NAMES: as the note or folder
+# changed, or as where an existing one goes.
 SLOTS: dict[str, list[dict[str, Any]]] = {
     "create_note": [
         {"target": "{}", "content": "# New\n"},
@@ -222,19 +223,21 @@ def test_the_table_covers_every_write_operation() -> None:
     assert set(SLOTS) == {name for name, op in MANAGER_OPERATIONS.items() if op.writes}
 
 
-def _tree(*roots: Path) -> dict[str, str]:
-    """Every folder, file (its bytes' hash) and link (where it leads), links not followed."""
+def _tree(top: Path) -> dict[str, str]:
+    """Every folder, file (its bytes' hash) and link (where it leads) under ``top``, links not
+    followed, the index left out (a dry run brings it up to date with the vault)."""
     out: dict[str, str] = {}
-    for top in roots:
-        for folder, dirs, names in os.walk(top, followlinks=False):
-            for name in [*dirs, *names]:
-                path = Path(folder) / name
-                if path.is_symlink():
-                    out[str(path)] = "-> " + os.readlink(path)
-                elif path.is_dir():
-                    out[str(path)] = "folder"
-                else:
-                    out[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    for folder, dirs, names in os.walk(top, followlinks=False):
+        if Path(folder) == top:
+            dirs.remove("index")
+        for name in [*dirs, *names]:
+            path = Path(folder) / name
+            if path.is_symlink():
+                out[str(path)] = "-> " + os.readlink(path)
+            elif path.is_dir():
+                out[str(path)] = "folder"
+            else:
+                out[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
 
 
@@ -271,8 +274,8 @@ def test_a_dry_run_answers_as_the_real_call(
     if change is not None:
         CHANGES[change](ctx.root, outside)
     call = {"operation": operation, **arguments}
-    before = _tree(ctx.root, outside)
+    before = _tree(ctx.root.parent)
     preview = _outcome(ctx, {**call, "dryRun": True})
-    assert _tree(ctx.root, outside) == before, "the dry run wrote"
+    assert _tree(ctx.root.parent) == before, "the dry run wrote"
     real = _outcome(ctx, call)
     assert preview == real, f"dry run {preview}, real call {real}"
