@@ -253,3 +253,24 @@ def test_hidden_notes_are_not_counted_either(vault: Path) -> None:
     related = _call(ctx, "obsidian_query_vault", queryType="find_related", referenceNote="Inbox")
     assert "Secrets/pin.md" not in _paths(related)
     assert related["totalFound"] == len(related["results"])
+
+
+@pytest.mark.parametrize("flag", ["false", "no", "0", 0, 1, "true", None])
+def test_a_dry_run_flag_that_is_not_a_json_boolean_is_refused_before_anything(
+    vault: Path, flag: Any
+) -> None:
+    # Lax validation read "false" as false: checks that looked at the raw value took the call
+    # for a preview (no read-only refusal, no question) and the tool then wrote.
+    before = _hashes(vault)
+    for rules in (VaultRules(mode="read-only"), VaultRules(read_only=("Projects",))):
+        ctx = _ctx(vault, rules)
+        try:
+            out = _call(
+                ctx, "obsidian_vault_manager", operation="update_note",
+                target="Projects/Plan.md", content="# Gone\n", dryRun=flag,
+            )  # fmt: skip
+        finally:
+            ctx.conn.close()
+        assert out["success"] is False
+        assert "'dryRun' must be true or false (a JSON boolean, unquoted)" in out["message"], out
+    assert _hashes(vault) == before

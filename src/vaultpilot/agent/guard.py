@@ -24,6 +24,7 @@ from typing import Any
 
 from vaultpilot.errors import InvalidArgumentError
 from vaultpilot.tools import get_tool
+from vaultpilot.tools.registry import is_dry_run
 from vaultpilot.tools.rules import PATH_KEYS, VaultRules
 
 __all__ = ["RunGuard"]
@@ -60,7 +61,7 @@ class RunGuard:
         except InvalidArgumentError:  # a process tool: the approval policy decides it alone
             return None
         op = tool.operation(arguments)
-        if op is None or not op.writes or arguments.get("dryRun"):
+        if op is None or not op.writes or is_dry_run(arguments):
             return None
         return tool.files(arguments)
 

@@ -90,7 +90,7 @@ from vaultpilot.agent.vault_tools import VaultTools
 from vaultpilot.agent.versions import NoteVersions
 from vaultpilot.memory.journal import new_run_id
 from vaultpilot.tools import TOOLS
-from vaultpilot.tools.registry import call_operation
+from vaultpilot.tools.registry import call_operation, is_dry_run
 from vaultpilot.tools.rules import VaultRules
 from vaultpilot.tools.untrusted import mark, seal
 
@@ -431,7 +431,7 @@ class _Run:
     def _wrote(name: str, arguments: dict[str, Any]) -> bool:
         """A vault-tool call whose operation writes, not as a dry run."""
         op = call_operation(name, arguments)
-        return op is not None and op.writes and arguments.get("dryRun") is not True
+        return op is not None and op.writes and not is_dry_run(arguments)
 
     async def _decide_and_run(
         self, call: RawToolCall, arguments: dict[str, Any]
@@ -442,7 +442,7 @@ class _Run:
         override = controls.take_override(call.id) if controls else None
         if override is not None:
             return override, "override"
-        dry = arguments.get("dryRun") is True
+        dry = is_dry_run(arguments)
         decision = self.agent.policy.decide(call.name, operation, dry_run=dry)
         ruled = None  # why the vault's rules, or the words it drops, ask when the policy would not
         seen: _Preview | None = None  # the dry run that found the words it drops, made once
@@ -539,7 +539,7 @@ class _Run:
         (``approvals.drops_words``), with the dry run that found them; None for a call that
         cannot drop text, or drops little."""
         op = call_operation(name, arguments)
-        if op is None or not op.drops_text or arguments.get("dryRun") is True:
+        if op is None or not op.drops_text or is_dry_run(arguments):
             return None, None
         seen = await self._preview(name, arguments)
         lost = dropped_words(seen[0])
@@ -555,7 +555,7 @@ class _Run:
         to approve), and its warnings (a delete's notes left with unresolved links). Nothing of
         the three when the operation has no dry run."""
         op = call_operation(name, arguments)
-        if op is None or not op.dry_run or arguments.get("dryRun") is True:
+        if op is None or not op.dry_run or is_dry_run(arguments):
             return (), None, []
         dry = {**arguments, "dryRun": True}
         result = await asyncio.to_thread(self.tools.call, name, dry)

@@ -48,7 +48,7 @@ from vaultpilot.mcp.approval import Asked, ask_person, summarize
 from vaultpilot.mcp.vaults import VaultSession
 from vaultpilot.tools import TOOLS, get_tool
 from vaultpilot.tools.manage import UNDO_HINT
-from vaultpilot.tools.registry import is_error
+from vaultpilot.tools.registry import is_dry_run, is_error
 from vaultpilot.tools.untrusted import mark
 
 __all__ = ["MAX_ARGUMENTS", "VAULT_PARAM", "Approvals", "call_tool", "list_tools"]
@@ -210,7 +210,7 @@ async def _asks_anyway(
     if asks is not None:  # mode = "ask", an ask folder, max_notes_per_run
         return asks, True, None
     op = get_tool(name).operation(arguments)
-    if op is None or not op.drops_text or arguments.get("dryRun") is True:
+    if op is None or not op.drops_text or is_dry_run(arguments):
         return None, False, None
     seen = await _dry_run(vault, name, arguments)
     if seen is None or is_error(seen):
@@ -253,7 +253,7 @@ async def call_tool(
         get_tool(name).params.model_validate(arguments)
     except ValidationError:
         valid = False  # run_tool explains it; a call that cannot run needs no approval
-    dry = arguments.get("dryRun") is True
+    dry = is_dry_run(arguments)
     policy = approvals.current()
     decision = policy.decide(name, operation, dry_run=dry) if valid else "allow"
     reason, by_rules, seen = policy.reason(name, operation), False, None

@@ -69,7 +69,7 @@ from vaultpilot.errors import InvalidArgumentError, RequestError
 from vaultpilot.server.vaults import VaultHandle
 from vaultpilot.server.ws import Hub, Subscriber
 from vaultpilot.tools import get_tool
-from vaultpilot.tools.registry import call_operation
+from vaultpilot.tools.registry import call_operation, is_dry_run
 from vaultpilot.tools.session import writes
 
 __all__ = ["Answer", "ApprovalBroker", "approver_problem"]
@@ -214,7 +214,7 @@ class ApprovalBroker:
         decision: Decision = "allow"
         key: str | None = None
         if any(policy.over):  # else no rules set: the hot path pays one stat of the config file
-            decision, key = policy.ruling(name, operation, dry_run=arguments.get("dryRun") is True)
+            decision, key = policy.ruling(name, operation, dry_run=is_dry_run(arguments))
         what = f"{name}.{operation}" if operation else name
         if decision == "deny":
             raise RequestError(

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from vaultpilot.errors import PathRefusedError, VaultpilotError
 from vaultpilot.tools.context import ToolContext
 from vaultpilot.tools.notes import resolve_note
+from vaultpilot.tools.operations import is_dry_run
 
 if TYPE_CHECKING:
     from vaultpilot.tools.registry import Tool
@@ -68,7 +69,7 @@ def before(ctx: ToolContext, tool: Tool, arguments: Mapping[str, Any]) -> None:
     # read-only folder must not pass on an old index (a no-op while a watcher keeps it live).
     ctx.fresh(force=True, paths=())
     _check_reads(ctx, names)  # a denied note, by the name given (not where it led)
-    rules.check_write(op.name, _paths(ctx, names), preview=bool(arguments.get("dryRun")))
+    rules.check_write(op.name, _paths(ctx, names), preview=is_dry_run(arguments))
     # The operation's first file field is what a folder operation changes as a whole.
     target = arguments.get(op.files[0]) if op.files else None
     if isinstance(target, str) and target.strip("/") and (ctx.root / target).is_dir():

@@ -41,6 +41,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
     WithJsonSchema,
     model_validator,
 )
@@ -257,8 +258,8 @@ class GetContextParams(_Params):
         max_length=SHORT_MAX,
         description="daily_note: 'today', 'yesterday', 'tomorrow' or 'YYYY-MM-DD'.",
     )
-    include_metadata: bool = Field(True, description="Include frontmatter.")
-    include_backlinks: bool = Field(False, description="Also list linking notes.")
+    include_metadata: StrictBool = Field(True, description="Include frontmatter.")
+    include_backlinks: StrictBool = Field(False, description="Also list linking notes.")
     max_related: int = Field(3, ge=0, le=20, description="gather_related: how many (0-20).")
     response_format: ResponseFormat = Field(
         "detailed", description="'concise': start and outline only (never pass to update_note)."
@@ -270,7 +271,7 @@ class GetContextParams(_Params):
 class EditSpec(_Params):
     old_text: str = Field(max_length=MAX_NOTE_BYTES)
     new_text: str = Field(max_length=MAX_NOTE_BYTES)
-    replace_all: bool = False
+    replace_all: StrictBool = False
 
 
 EDITS_MAX = 100  # edits in one edit_note call
@@ -300,14 +301,14 @@ class VaultManagerParams(_Params):
     metadata_changes: dict[str, Any] | None = Field(
         None, max_length=ITEMS_MAX, description="bulk_update_metadata: keys to set (null removes)."
     )
-    confirm_destructive: bool = Field(False, description="Required for deletes.")
-    create_folders: bool = Field(True, description="Create missing parent folders.")
+    confirm_destructive: StrictBool = Field(False, description="Required for deletes.")
+    create_folders: StrictBool = Field(True, description="Create missing parent folders.")
     expected_version: str | None = Field(
         None,
         max_length=SHORT_MAX,
         description="The 'version' you read; refused if the note changed since.",
     )
-    recursive: bool = Field(False, description="delete_folder on a non-empty folder.")
+    recursive: StrictBool = Field(False, description="delete_folder on a non-empty folder.")
     edits: list[EditSpec] | None = Field(
         None, max_length=EDITS_MAX, description="edit_note: exact replacements."
     )
@@ -317,7 +318,7 @@ class VaultManagerParams(_Params):
     block_id: str | None = Field(
         None, max_length=SHORT_MAX, description="edit_note: a ^block id, with content."
     )
-    dry_run: bool = Field(False, description="Return the diff of the change; write nothing.")
+    dry_run: StrictBool = Field(False, description="Return the diff of the change; write nothing.")
     position: Literal["end", "replace"] = Field(
         "end", description="heading/blockId: add at the end or replace."
     )

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = [
     "CONTEXT_OPERATIONS",
@@ -42,6 +42,7 @@ __all__ = [
     "QUERY_OPERATIONS",
     "Kind",
     "Operation",
+    "is_dry_run",
 ]
 
 
@@ -126,3 +127,10 @@ MANAGER_OPERATIONS = _table(
               "Properties", writes=True, destructive=True, files=("targets",), dry_run=True,
               per_file=True),
 )  # fmt: skip
+
+
+def is_dry_run(arguments: Mapping[str, Any] | None) -> bool:
+    """Whether a call only previews (``dryRun`` is JSON true). The parameter is a strict
+    boolean, so any other value ("false", 1) is refused when the call is validated: no check
+    before validation can read it one way and the tool the other."""
+    return (arguments or {}).get("dryRun") is True

@@ -45,6 +45,7 @@ from vaultpilot.tools.operations import (
     MANAGER_OPERATIONS,
     QUERY_OPERATIONS,
     Operation,
+    is_dry_run,
 )
 from vaultpilot.tools.query import obsidian_query_vault
 from vaultpilot.tools.read import obsidian_get_context
@@ -59,6 +60,7 @@ __all__ = [
     "call_operation",
     "call_tool",
     "get_tool",
+    "is_dry_run",
     "is_error",
     "run_tool",
     "tool_schemas",

@@ -32,6 +32,7 @@ error text), so they were unified everywhere except where they say different thi
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from typing import Any, get_args
@@ -203,6 +204,9 @@ def _problem(item: Mapping[str, Any], model: type[BaseModel] | None, wording: Wo
         return f"unknown {noun} {item['input']!r}; {label}: {expected}"
     if kind in _LENGTH_ERRORS and wording.lengths:
         return _too_long(where, item)
+    if kind == "bool_type":  # a flag is a JSON boolean: "false" or 0 is not read as false
+        given = json.dumps(item.get("input"), ensure_ascii=False, default=str)[:40]
+        return f"'{where}' must be true or false (a JSON boolean, unquoted), not {given}"
     return f"'{where}': {str(item['msg']).removeprefix('Value error, ')}"
 
 
