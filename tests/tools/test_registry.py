@@ -43,7 +43,8 @@ def test_validation_names_every_wrong_field(ctx: ToolContext) -> None:
     )
     message = result["message"]
     assert message.startswith("Invalid arguments for obsidian_vault_manager: ")
-    assert "'confirmDestructive' must be true or false (a JSON boolean, unquoted), not \"maybe\"" in message
+    flag = "'confirmDestructive' must be true or false (a JSON boolean, unquoted), not \"maybe\""
+    assert flag in message
     assert "'targets.0': Input should be a valid string" in message
     assert "unknown parameter 'x'" in message
     assert "pydantic" not in message and "errors.pydantic.dev" not in message
