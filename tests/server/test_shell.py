@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,8 @@ from vaultpilot.server.settings import ShellPolicy, load_settings
 from vaultpilot.server.shell import plan_command, run_plan, scrubbed_env
 
 from .conftest import Live, command, is_event, is_reply, recv_json, recv_until
+
+LONGEST_MATCHED = 4096  # shell.MAX_MATCHED_ARG, as documented
 
 ON = ShellPolicy(
     enabled=True,
@@ -92,6 +95,31 @@ def test_a_link_in_the_vault_leading_out_of_it_is_not_matched(tmp_path: Path) ->
     assert not plan_command(cat, "cat out/secret.txt", root).allowlisted
     assert not plan_command(cat, "git diff --no-index leak.md Notes/a.md", root).allowlisted
     assert not plan_command(cat, "git diff --output=out/x", root).allowlisted
+    assert not plan_command(cat, "git diff -Oleak.md", root).allowlisted  # attached
+    assert not plan_command(cat, "git diff -vOleak.md", root).allowlisted
+    assert plan_command(cat, "git diff -Oinside.md", root).allowlisted
+
+
+def test_a_long_argument_is_planned_at_once_and_never_matched(tmp_path: Path) -> None:
+    """Checking an argument costs time linear in its length (planning runs while the server
+    waits), and one longer than shell.MAX_MATCHED_ARG must be approved."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / "leak.md").symlink_to(tmp_path)
+    policy = ShellPolicy(enabled=True, allowlist=("cat *", "git diff **"))
+    huge = "a" * 1_000_000
+    assert plan_command(policy, ["cat", "a" * LONGEST_MATCHED], root).allowlisted
+    assert not plan_command(policy, ["cat", "a" * (LONGEST_MATCHED + 1)], root).allowlisted
+    assert not plan_command(policy, ["cat", huge], root).allowlisted
+    longest = "-O" + "a" * (LONGEST_MATCHED - 2)  # its last 255 suffixes may be names
+    dots = "-O" + "." * (LONGEST_MATCHED - 3) + "a"  # nearly every suffix starts with "."
+    began = time.process_time()
+    assert not plan_command(policy, ["git", "diff", "-O" + huge], root).allowlisted
+    assert not plan_command(policy, ["git", "diff", "-O" + huge + "leak.md"], root).allowlisted
+    assert plan_command(policy, ["git", "diff", longest, dots], root).allowlisted
+    assert not plan_command(policy, ["git", "diff", longest[:-7] + "leak.md"], root).allowlisted
+    took = time.process_time() - began
+    assert took < 0.5, f"planning took {took:.2f} s of CPU"
 
 
 @pytest.mark.parametrize(

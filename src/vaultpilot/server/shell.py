@@ -19,10 +19,11 @@ Contract:
   matches an argument naming a path outside the vault (absolute, ``~``, with ``..``, or a link
   in the vault leading out of it; as itself, as an ``=value``, or attached to a short option
   as in ``-f/etc/passwd``): ``"cat *"`` allows ``cat Notes/a.md``, not ``cat /etc/passwd``, nor
-  ``cat ../data/server.key``, nor ``cat link.md`` when link.md leads to a file outside. A
-  command run through ``/bin/sh`` is never allowlisted, since a shell line can do anything
-  after its first word. Commands that are not allowlisted must be approved (the caller's
-  business: see ``approvals``).
+  ``cat ../data/server.key``, nor ``cat link.md`` when link.md leads to a file outside; nor an
+  argument longer than ``MAX_MATCHED_ARG`` (4096) characters. A command run through
+  ``/bin/sh`` is never allowlisted, since a shell line can do anything after its first word.
+  Commands that are not allowlisted must be approved (the caller's business: see
+  ``approvals``).
 * ``run_plan(plan, cwd=..., policy=...)`` runs it in its own process group with a scrubbed
   environment (``scrubbed_env``: an allowlist of ``PATH``, ``HOME``, locale, ``TZ``, ``USER``,
   ``LOGNAME``, ``TMPDIR`` and the names the policy lists; nothing else passes, and the policy
@@ -54,6 +55,7 @@ from vaultpilot.errors import (
 from vaultpilot.server.settings import ShellPolicy
 
 __all__ = [
+    "MAX_MATCHED_ARG",
     "ShellOutcome",
     "ShellPlan",
     "allowlist_match",
@@ -68,6 +70,14 @@ _CHUNK = 65_536
 TIMEOUT_EXIT = 124
 _GRACE_S = 2.0
 _START_ADVICE = "Check that it is a program this user may run, or give another command."
+# A longer argument is never matched by ``*`` or ``**`` (it must be approved). 4096 is Linux's
+# PATH_MAX: the kernel refuses a longer path, and nothing an allowlist entry is written for (a
+# file in the vault, a count, a branch) comes near it. It also bounds the work of checking one
+# argument, done for every entry while a request waits.
+MAX_MATCHED_ARG = 4096
+# The longest name of one file or folder (NAME_MAX, in bytes, so never fewer characters): a
+# longer value without a "/" cannot be an entry in the vault, so it is no link to follow.
+_NAME_MAX = 255
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,35 +106,62 @@ def _split(text: str) -> list[str]:
         ) from None
 
 
-def _values(arg: str) -> list[str]:
-    """What an argument may name as a path: itself, its ``=value``, and for a short option
-    every value it may carry attached (``-f/etc/passwd``, ``-vf/etc/passwd``)."""
-    out = [arg, arg.partition("=")[2]]
-    if arg.startswith("-") and not arg.startswith("--"):
-        out.extend(arg[k:] for k in range(2, len(arg)))
-    return [v for v in out if v]
+def _spelled_outside(value: str) -> bool:
+    """Whether ``value`` names a path outside by its spelling: absolute, from a home folder,
+    or going up with ``..``."""
+    return value.startswith(("/", "~")) or ".." in value.replace("\\", "/").split("/")
 
 
-def _escapes(root: Path, value: str) -> bool:
-    """Whether ``value``, read as a path under ``root``, resolves outside it: through a link,
-    whether the path exists yet or is still to be written."""
+def _attached_spelled_outside(option: str) -> bool:
+    """Whether a value a short option may carry attached (any suffix after its first letter:
+    ``-f/etc/passwd``, ``-vf/etc/passwd``, ``-f..``) is spelled outside. In one pass: a suffix
+    starts with ``/`` or ``~`` when one is in the rest, and holds a ``..`` part when a part of
+    the rest ends with ``..``."""
+    rest = option[2:]
+    return "/" in rest or "~" in rest or any(p.endswith("..") for p in rest.split("\\"))
+
+
+def _escapes(root: Path, inside: Path, value: str) -> bool:
+    """Whether ``value``, read as a path under ``root`` (resolved: ``inside``), resolves outside
+    it through a link, whether the path exists yet or is still to be written."""
     try:
-        return not (root / value).resolve().is_relative_to(root.resolve())
+        return not (root / value).resolve().is_relative_to(inside)
     except (OSError, RuntimeError, ValueError):
         return True  # a path that cannot be followed is not matched by a pattern
 
 
 def _leaves_the_vault(arg: str, root: Path | None) -> bool:
-    """Whether an argument names a path outside the folder the command runs in (see
-    ``_values``): absolute, from a home folder, going up with ``..``, or a link in ``root``
-    that leads out of it."""
-    for value in _values(arg):
-        parts = value.replace("\\", "/").split("/")
-        if value.startswith(("/", "~")) or ".." in parts:
-            return True
-        if root is not None and _escapes(root, value):
-            return True
+    """Whether an argument names a path outside the folder the command runs in: absolute, from
+    a home folder, going up with ``..``, or a link in ``root`` that leads out of it; as itself,
+    as its ``=value``, or as a value attached to a short option. Spellings are checked first:
+    they need no look-up.
+
+    Its cost is linear in the argument's length: a short option's suffixes are spelled outside
+    when ``_attached_spelled_outside`` says so, and otherwise hold no ``/``, so each is at most
+    one name in ``root``; only the last ``_NAME_MAX`` can be one (a longer name does not exist),
+    and a name leads out only when it is a link."""
+    values = [v for v in (arg, arg.partition("=")[2]) if v]
+    short = arg.startswith("-") and not arg.startswith("--")
+    if any(_spelled_outside(v) for v in values) or (short and _attached_spelled_outside(arg)):
+        return True
+    if root is None:
+        return False
+    try:
+        inside = root.resolve()
+    except (OSError, RuntimeError):
+        return True
+    if any(_escapes(root, inside, v) for v in values):
+        return True
+    if short:
+        for k in range(max(2, len(arg) - _NAME_MAX), len(arg)):
+            if (root / arg[k:]).is_symlink() and _escapes(root, inside, arg[k:]):
+                return True
     return False
+
+
+def _matchable(arg: str, root: Path | None) -> bool:
+    """Whether ``*`` or ``**`` may match ``arg`` (besides ``*``'s rule on options)."""
+    return len(arg) <= MAX_MATCHED_ARG and not _leaves_the_vault(arg, root)
 
 
 def allowlist_match(entry: str, argv: Sequence[str], root: Path | None = None) -> bool:
@@ -133,12 +170,12 @@ def allowlist_match(entry: str, argv: Sequence[str], root: Path | None = None) -
     pattern = _split(entry)
     for i, word in enumerate(pattern):
         if word == "**" and i == len(pattern) - 1:
-            return len(argv) >= i and not any(_leaves_the_vault(a, root) for a in argv[i:])
+            return len(argv) >= i and all(_matchable(a, root) for a in argv[i:])
         if i >= len(argv):
             return False
         arg = argv[i]
         if word == "*":
-            if arg.startswith("-") or _leaves_the_vault(arg, root):
+            if arg.startswith("-") or not _matchable(arg, root):
                 return False
         elif arg != word:
             return False
