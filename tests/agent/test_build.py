@@ -303,3 +303,35 @@ def test_a_deletes_approval_names_the_notes_whose_links_would_break(
     (asked,) = of_kind(events, ApprovalRequired)
     assert "1 note still links to it and would then have an unresolved link" in asked.reason
     assert "Linker.md" in asked.reason and (vault / "Doomed.md").exists()
+
+
+def test_an_ask_folder_asks_when_a_run_names_its_note_by_title(
+    serve: Any, vault: Path, data_dir: Path
+) -> None:
+    db = vault_data_dir(vault, data_dir) / "index.db"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    ctx = open_context(vault, db, source="agent", rules=VaultRules(ask=("Projects",)))
+    before = (vault / "Projects" / "Database Migration.md").read_bytes()
+    server = serve(
+        [
+            _call("w1", operation="append_note", target="Database Migration", content="x\n"),
+            _call("w2", operation="append_note", target="./Projects/Database Migration.md",
+                  content="y\n"),
+            ScriptedTurn(text="Done."),
+        ]
+    )  # fmt: skip
+    controls = RunControls()
+
+    def answer(event: Any) -> None:
+        if event.kind == "approval_required":
+            controls.deny(event.call_id, "not now")
+
+    try:
+        agent = build_agent(ctx, AgentConfig(), model_for(server), data_root=data_dir)
+        events = collect(agent, "go", controls=controls, on_event=answer)
+    finally:
+        ctx.conn.close()
+    asked = of_kind(events, ApprovalRequired)
+    assert [a.call_id for a in asked] == ["w1", "w2"], asked
+    assert all("Projects" in a.reason for a in asked)
+    assert (vault / "Projects" / "Database Migration.md").read_bytes() == before

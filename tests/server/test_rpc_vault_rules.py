@@ -131,3 +131,29 @@ def test_one_call_past_max_notes_per_run_asks(start: Callable[[str], Live], vaul
     assert "past 1 changed notes (max_notes_per_run)" in message, message
     assert "nobody is connected to approve it" in message
     assert (vault / NOTE).exists() and not (vault / "Inbox/Moved.md").exists()
+
+
+@pytest.mark.parametrize(
+    "target", ["Idempotency", "Idempotency.md", f"./{NOTE}", "./Reference/./Concepts//Idempotency"]
+)
+def test_an_ask_folder_asks_by_the_note_a_name_leads_to(
+    start: Callable[[str], Live], vault: Path, target: str
+) -> None:
+    # A title, or a path with './' in it, leads to the same note: it asks like its full path.
+    server = start('ask = ["Reference"]')
+    before = (vault / NOTE).read_text(encoding="utf-8")
+    reply = server.rpc("obsidian_vault_manager", _update(target, "replaced"))
+    assert reply["success"] is False and "nobody is connected" in str(reply), reply
+    assert (vault / NOTE).read_text(encoding="utf-8") == before
+
+
+@pytest.mark.parametrize("flag", ["false", "no", 0])
+def test_a_dry_run_flag_that_is_no_boolean_neither_asks_nor_writes(
+    start: Callable[[str], Live], vault: Path, flag: Any
+) -> None:
+    server = start('ask = ["Reference"]')
+    before = (vault / NOTE).read_text(encoding="utf-8")
+    reply = server.rpc("obsidian_vault_manager", _update(NOTE, "replaced", dryRun=flag))
+    assert reply["success"] is False, reply
+    assert "'dryRun' must be true or false" in reply["error"]["message"], reply
+    assert (vault / NOTE).read_text(encoding="utf-8") == before

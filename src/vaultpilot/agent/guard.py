@@ -5,7 +5,8 @@ arguments)`` before a call the approval policy would let run; a reason (not None
 into an approval question:
 
 * ``mode = "ask"``: every change to the vault asks;
-* a change to a note in an ``ask`` folder asks;
+* a change to a note in an ``ask`` folder asks (by the names it gives and, with ``resolve``, the
+  notes they lead to: a title, a name without its folder);
 * a change that would take the run past ``max_notes_per_run`` distinct notes asks (once
   approved, the run may go on changing notes);
 * after the run has read a note from an ``untrusted`` folder (web clippings, by default
@@ -18,7 +19,7 @@ enforce the rules that refuse (``deny``, ``read_only``, ``private``, ``mode = "r
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +51,9 @@ def _result_paths(value: Any) -> set[str]:
 @dataclass(slots=True)
 class RunGuard:
     rules: VaultRules
+    # The names a call gives and the notes they lead to (``tools.enforce.resolved_paths``), so a
+    # title or './x' cannot step around an ask folder; None: the names as given.
+    resolve: Callable[[list[str]], list[str]] | None = None
     changed: set[str] = field(default_factory=set)
     tainted_by: str | None = None  # the first untrusted note the run read
     limit_approved: bool = False
@@ -71,7 +75,7 @@ class RunGuard:
             return None
         if self.rules.mode == "ask":
             return 'the vault\'s rules ask before every change (mode = "ask")'
-        for target in names:
+        for target in self.resolve(names) if self.resolve is not None else names:
             why = self.rules.asks(target)
             if why:
                 return why

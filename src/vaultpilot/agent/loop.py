@@ -112,11 +112,14 @@ _CHOSEN = ("approvedFiles", "approved_files")  # set from a person's answer, nev
 
 class VaultAccess(Protocol):
     """What ``@`` mentions need: the vault's note paths (``hidden``: with the notes the rules
-    keep from the agent) and a note's text and version as the rules let the model see it."""
+    keep from the agent) and a note's text and version as the rules let the model see it; and
+    what the vault's asking rules need: the notes a call's names lead to (``RunGuard``)."""
 
     def note_paths(self, *, hidden: bool = False) -> list[str]: ...
 
     def read_note(self, path: str) -> tuple[str, str]: ...
+
+    def resolve(self, names: list[str]) -> list[str]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +203,7 @@ class _Run:
         # Every change the run makes joins one change set, named by the run id (for undo).
         self.tools = for_run(agent.tools, run_id)
         self.counts = _journal_counts(agent, run_id)
-        self.guard = RunGuard(agent.rules)
+        self.guard = RunGuard(agent.rules, agent.vault.resolve if agent.vault else None)
         # Words the run's unasked writes removed, per note: many small cuts ask like one large.
         self.dropped: dict[str, int] = {}
         self.marked: dict[str, str] = {}  # a tool message's content -> its marked form, once
@@ -447,7 +450,8 @@ class _Run:
         ruled = None  # why the vault's rules, or the words it drops, ask when the policy would not
         seen: _Preview | None = None  # the dry run that found the words it drops, made once
         if decision == "allow" and not self.agent.policy.auto_approve:
-            ruled = self.guard.needs_approval(call.name, arguments)
+            # In a thread: resolving a title may look it up in the index.
+            ruled = await asyncio.to_thread(self.guard.needs_approval, call.name, arguments)
             if ruled is None:
                 ruled, seen = await self._drops(call.name, arguments, operation)
             decision = "ask" if ruled else decision

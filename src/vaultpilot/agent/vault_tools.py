@@ -19,6 +19,7 @@ from vaultpilot.agent.toolset import ToolSpec
 from vaultpilot.index.lookup import all_paths
 from vaultpilot.tools import ToolContext
 from vaultpilot.tools.daily import daily_path
+from vaultpilot.tools.enforce import resolved_paths
 from vaultpilot.tools.registry import TOOLS, call_tool
 from vaultpilot.tools.rules import PRIVATE_TEXT
 from vaultpilot.vault.files import read_note
@@ -43,6 +44,11 @@ class VaultTools:
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
             return call_tool(self.ctx, name, arguments)
+
+    def resolve(self, names: list[str]) -> list[str]:
+        """The names as given and the notes they lead to (``tools.enforce.resolved_paths``)."""
+        with self._lock:
+            return resolved_paths(self.ctx, names)
 
     def note_paths(self, *, hidden: bool = False) -> list[str]:
         """Every Markdown note in the vault (the index is synced first), without the notes the

@@ -58,6 +58,7 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -69,6 +70,7 @@ from vaultpilot.errors import InvalidArgumentError, RequestError
 from vaultpilot.server.vaults import VaultHandle
 from vaultpilot.server.ws import Hub, Subscriber
 from vaultpilot.tools import get_tool
+from vaultpilot.tools.enforce import resolved_paths
 from vaultpilot.tools.registry import call_operation, is_dry_run
 from vaultpilot.tools.session import writes
 
@@ -228,7 +230,7 @@ class ApprovalBroker:
             reason = f"{policy.reason(name, operation)} {said} asks first."
             rule = f"{said} in {rules.where()} asks a person first."
         else:
-            asks = _vault_rules_ask(vault, name, arguments)
+            asks = await _vault_rules_ask(vault, name, arguments)
             if asks is None:
                 return
             reason = f"{asks[:1].upper()}{asks[1:]}."  # a sentence, as the agent view shows it
@@ -257,13 +259,17 @@ class ApprovalBroker:
             )
 
 
-def _vault_rules_ask(vault: VaultHandle, name: str, arguments: Mapping[str, Any]) -> str | None:
+async def _vault_rules_ask(
+    vault: VaultHandle, name: str, arguments: Mapping[str, Any]
+) -> str | None:
     """Why the vault's ``[rules]`` ask before this call (``mode = "ask"``, an ``ask`` folder, more
     notes than ``max_notes_per_run`` in one call), as they do for an MCP client's; None when
     they do not, or when the call is not valid (its own error answers it, nobody is asked)."""
     if not writes(name, arguments):
         return None
-    asks = RunGuard(vault.runtime.current_rules()).needs_approval(name, arguments)
+    asks = await vault.run(
+        lambda c: RunGuard(c.rules, partial(resolved_paths, c)).needs_approval(name, arguments)
+    )
     if asks is None:
         return None
     try:

@@ -7,6 +7,8 @@ nothing). Names are checked as given and as the notes they resolve to, so a titl
 around a folder rule. ``after(ctx, result)`` drops denied notes from a result, withholds the text
 of private ones, and refuses a read whose main note turned out to be denied (a daily note in a
 denied folder, say). Both are no-ops when the vault has no rules the tools enforce.
+``resolved_paths(ctx, names)`` is that resolution (the names and the notes they lead to), which
+the rules that ask (``agent.guard``) use too.
 
 The link rewrites of a move are checked where they are planned (``tools.moves``): a move that
 would rewrite a protected note's links is refused before anything moves.
@@ -25,7 +27,7 @@ from vaultpilot.tools.operations import is_dry_run
 if TYPE_CHECKING:
     from vaultpilot.tools.registry import Tool
 
-__all__ = ["after", "before"]
+__all__ = ["after", "before", "resolved_paths"]
 
 
 def _resolved(ctx: ToolContext, names: list[str]) -> tuple[list[str], list[str]]:
@@ -38,7 +40,7 @@ def _resolved(ctx: ToolContext, names: list[str]) -> tuple[list[str], list[str]]
     return found, unknown
 
 
-def _paths(ctx: ToolContext, names: list[str]) -> list[str]:
+def resolved_paths(ctx: ToolContext, names: list[str]) -> list[str]:
     """The names as given and the notes they resolve to; the index is synced (once) only when
     a name does not resolve, in case the note is newer than the index."""
     found, unknown = _resolved(ctx, names)
@@ -52,7 +54,7 @@ def _check_reads(ctx: ToolContext, names: list[str]) -> None:
     """Refuse a read naming a denied note, by the name as given (a title that led to a denied
     note is refused without saying where it led)."""
     for name in names:
-        ctx.rules.check_read(_paths(ctx, [name]), named=name)
+        ctx.rules.check_read(resolved_paths(ctx, [name]), named=name)
 
 
 def before(ctx: ToolContext, tool: Tool, arguments: Mapping[str, Any]) -> None:
@@ -69,7 +71,7 @@ def before(ctx: ToolContext, tool: Tool, arguments: Mapping[str, Any]) -> None:
     # read-only folder must not pass on an old index (a no-op while a watcher keeps it live).
     ctx.fresh(force=True, paths=())
     _check_reads(ctx, names)  # a denied note, by the name given (not where it led)
-    rules.check_write(op.name, _paths(ctx, names), preview=is_dry_run(arguments))
+    rules.check_write(op.name, resolved_paths(ctx, names), preview=is_dry_run(arguments))
     # The operation's first file field is what a folder operation changes as a whole.
     target = arguments.get(op.files[0]) if op.files else None
     if isinstance(target, str) and target.strip("/") and (ctx.root / target).is_dir():

@@ -54,8 +54,10 @@ _PROTECTED: frozenset[Access] = frozenset({"deny", "read_only", "private"})
 
 
 def _norm(entry: str) -> str:
-    """A path or entry as rules compare it: '/' separators, no '.md', case folded."""
-    return entry.replace("\\", "/").strip().strip("/").casefold().removesuffix(".md")
+    """A path or entry as rules compare it: '/' separators, no empty or '.' segments (so
+    './Reference//x' is 'Reference/x'), no '.md', case folded."""
+    parts = entry.replace("\\", "/").strip().split("/")
+    return "/".join(p for p in parts if p not in ("", ".")).casefold().removesuffix(".md")
 
 
 class _Table(BaseModel):
