@@ -9,7 +9,8 @@ Contract:
   ``httptools`` is installed, a dependency of this package) plus one rule: the request line and
   headers of a request must be complete within ``HEADER_TIMEOUT_S`` seconds of the connection
   being ready for it (accepted, or the previous response sent on a kept-alive connection), or the
-  connection is closed, with a 408 reply saying why when part of a request had arrived.
+  connection is closed, with a 408 reply saying why when any byte of the awaited request had
+  arrived (even while the previous response was being sent).
   uvicorn has no such bound: its keep-alive timer stops at the first byte received, so a client
   sending its headers a byte at a time (slowloris) held a connection, and a file descriptor,
   forever, and enough of them refuse every other client. Once the headers are complete the timer
@@ -20,7 +21,11 @@ builds one protocol object per connection from ``Config(http=<class>)``; the cla
 in ``connection_made``, again in ``on_response_complete`` when uvicorn arms its keep-alive timer
 (it is then waiting for the next request), and disarms it in ``on_headers_complete`` (httptools'
 callback when a request's head is parsed, before a WebSocket upgrade is handed over) and in
-``connection_lost``. ``tests/server/test_slow_headers.py`` checks that uvicorn still calls them.
+``connection_lost``. ``on_message_begin`` (a request's first byte) marks the awaited head as
+started and ``on_headers_complete`` clears the mark. When part of the next request came during a
+response, uvicorn's keep-alive timer (which only data arriving later cancels) is cancelled as the
+response completes, so that the head is timed by this rule, with its 408, not closed silently at
+the keep-alive. ``tests/server/test_slow_headers.py`` checks that uvicorn still calls them.
 """
 
 from __future__ import annotations
@@ -52,7 +57,6 @@ class HeaderTimeoutProtocol(HttpToolsProtocol):
 
     def _arm_header_timer(self) -> None:
         self._disarm_header_timer()
-        self._head_started = False
         self._header_timer = self.loop.call_later(self.header_timeout, self._headers_late)
 
     def _disarm_header_timer(self) -> None:
@@ -85,11 +89,15 @@ class HeaderTimeoutProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._disarm_header_timer()
+        self._head_started = False  # the next request's first byte is still to come
         super().on_headers_complete()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
         if self.timeout_keep_alive_task is not None:  # waiting for the next request
+            if self._head_started:  # which began during the response: not idle
+                self.timeout_keep_alive_task.cancel()
+                self.timeout_keep_alive_task = None
             self._arm_header_timer()
 
     def connection_lost(self, exc: Exception | None) -> None:
