@@ -230,14 +230,20 @@ def test_a_wrong_key_in_the_first_frame_closes_the_socket(server: Live) -> None:
 
 
 @pytest.mark.parametrize(
-    "frame",
+    ("frame", "reason"),
     [
-        "[" * 100_000 + "]" * 100_000,
-        '{"timestamp": ' + "9" * 5000 + "}",
-        '["\\ud800", ' + "[" * 100_000 + "]" * 100_000 + "]",
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"timestamp": ' + "9" * 5000 + "}", "a number is too long"),
+        ('["\\ud800", ' + "[" * 100_000 + "]" * 100_000 + "]", "nested too deeply"),
+        ('["\\ud800"]', "lone surrogate (\\ud800)"),
+        ("Authenticate key", "not valid JSON"),
     ],
 )
-def test_an_unreadable_first_frame_is_refused_like_any_other(server: Live, frame: str) -> None:
+def test_an_unreadable_first_frame_is_refused_like_any_other(
+    server: Live, frame: str, reason: str
+) -> None:
+    """Refused as unauthorized, saying first what is wrong with the frame, then how to sign in."""
+
     async def go() -> tuple[dict[str, Any], int | None]:
         async with server.ws(additional_headers={}) as ws:
             await ws.send(frame)
@@ -247,7 +253,9 @@ def test_an_unreadable_first_frame_is_refused_like_any_other(server: Live, frame
             return reply, ws.close_code
 
     reply, code = asyncio.run(go())
-    assert reply["error"]["code"] == "unauthorized" and "Authenticate first" in str(reply)
+    message = reply["error"]["message"]
+    assert reply["error"]["code"] == "unauthorized", reply
+    assert reason in message and message.index(reason) < message.index("Authenticate first: send")
     assert code == ws_module.CLOSE_UNAUTHORIZED
 
 

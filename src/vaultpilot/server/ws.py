@@ -20,7 +20,9 @@ subscriber (role ``ui``) once authenticated; ``Subscribe {role: "agent"}`` also 
 receive UI commands, and ``Subscribe {format: "spec"}`` switches its agent events to the
 specification's ``{type, data}`` shape (see ``spec_events``). A socket whose handshake carried
 no key (and no session cookie, see ``auth``) must send ``Authenticate {key}`` first; anything
-else, a wrong key or nothing within ``AUTH_TIMEOUT_S`` closes it with 4401; at most
+else, a wrong key or nothing within ``AUTH_TIMEOUT_S`` closes it with 4401, after an
+``unauthorized`` reply saying how to sign in (and first, for a frame that cannot be read as
+JSON, why: ``limits.read_frame``'s reason); at most
 ``limits.MAX_PENDING_SOCKETS`` such sockets wait at once, one more is closed with 1013 and the
 reason (sockets signed in by their handshake are never refused). ``Authenticate`` on a socket
 already signed in is answered with a ``request_refused`` error and changes nothing. ``Subscribe``
@@ -205,6 +207,7 @@ async def _authenticate(ws: WebSocket, check: Callable[[str | None], bool]) -> s
     command_id: str | None = None
     name: str | None = None
     key: str | None = None
+    unreadable = ""  # what was wrong with a first frame that could not be read
     try:
         data = read_frame(await asyncio.wait_for(ws.receive_text(), AUTH_TIMEOUT_S))
         if isinstance(data, dict):
@@ -214,7 +217,9 @@ async def _authenticate(ws: WebSocket, check: Callable[[str | None], bool]) -> s
             args = data.get("arguments")
             if name == "Authenticate" and isinstance(args, dict):
                 key = args.get("key") if isinstance(args.get("key"), str) else None
-    except (TimeoutError, FrameError, KeyError, RuntimeError):
+    except FrameError as exc:
+        unreadable = f"{exc} "
+    except (TimeoutError, KeyError, RuntimeError):
         pass
     except WebSocketDisconnect:
         return None
@@ -225,7 +230,7 @@ async def _authenticate(ws: WebSocket, check: Callable[[str | None], bool]) -> s
     message = (
         "Wrong API key."
         if name == "Authenticate" and key
-        else 'Authenticate first: send {"id": "1", "commandName": "Authenticate", '
+        else unreadable + 'Authenticate first: send {"id": "1", "commandName": "Authenticate", '
         '"arguments": {"key": "<key>"}, "timestamp": 0} as the first frame, or connect '
         "with 'Authorization: Bearer <key>'."
     )
