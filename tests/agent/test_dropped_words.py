@@ -3,7 +3,12 @@ pure functions over a dry run's diffs."""
 
 from __future__ import annotations
 
-from vaultpilot.agent.approvals import ApprovalPolicy, dropped_words, drops_words
+from vaultpilot.agent.approvals import (
+    DROP_ASK_WORDS,
+    ApprovalPolicy,
+    dropped_words,
+    drops_words,
+)
 from vaultpilot.tools.diffs import unified
 
 MANAGER = "obsidian_vault_manager"
@@ -16,11 +21,28 @@ def _lost(before: str, after: str) -> dict[str, int]:
 def test_removed_words_are_counted_and_moved_or_reworded_ones_are_not() -> None:
     text = "one two three\nfour five six\n"
     assert _lost(text, "") == {"N.md": 6}
-    assert _lost(text, "four five six\none two three\n") == {"N.md": 0}  # reordered
+    assert _lost(text, "four five six\none two three\n") == {"N.md": 1}  # moved: an edge
     assert _lost(text, "One, two; THREE!\nfour five six\n") == {"N.md": 0}  # reworded
-    assert _lost(text, "one two\nfour five six\n") == {"N.md": 1}
+    assert _lost(text, "one two\nfour five six\n") == {"N.md": 2}  # a word, two pairs
     # A removed line that reads like a diff header is still a removed line.
     assert _lost("--- a/x\n+++ b/y\nkeep\n", "keep\n") == {"N.md": 4}
+
+
+def test_the_same_words_scrambled_or_hidden_in_a_comment_are_lost() -> None:
+    text = "".join(f"Step {i}: ask who owns item {i} before the review.\n" for i in range(5))
+    words = text.split()
+    scrambled = " ".join(sorted(words)) + "\n"
+    assert _lost(text, scrambled)["N.md"] >= len(words) - 5
+    assert _lost(text, f"<!--\n{text}-->\n") == {"N.md": len(words)}
+    assert _lost(text, f"%%\n{text}%%\n") == {"N.md": len(words)}
+    # An unclosed comment hides more than the diff shows: at least enough to ask.
+    assert _lost(text, f"<!--\n{text}")["N.md"] >= DROP_ASK_WORDS
+    long = text * 4  # the comment opens far from where the diff ends
+    assert _lost(long, f"<!--\n{long}")["N.md"] >= DROP_ASK_WORDS
+    # A moved paragraph costs only its edges; a reworded phrase only its neighbours.
+    first, rest = text.splitlines(keepends=True)[0], "".join(text.splitlines(keepends=True)[1:])
+    assert _lost(text, rest + first)["N.md"] <= 2
+    assert _lost(text, text.replace("before the review", "ahead of the review"))["N.md"] <= 10
 
 
 def test_a_language_written_without_spaces_counts_each_character() -> None:

@@ -502,3 +502,23 @@ def test_many_small_cuts_of_one_note_ask_like_one_large_one(
     assert len(asked) == 1 and "30 words from Plan.md" in asked[0].reason, asked
     assert [e.call_id for e in asked] == [of_kind(events, ToolResult)[1].call_id]
     assert "Step 2" not in (vault / "Plan.md").read_text(encoding="utf-8")
+
+
+def test_a_refused_cut_removes_nothing_and_counts_nothing(
+    serve: Any, vault_tools: VaultTools, vault: Path
+) -> None:
+    (vault / "Plan.md").write_text(LONG_NOTE, encoding="utf-8")
+    lines = LONG_NOTE.splitlines(keepends=True)
+    stale = manage(
+        operation="update_note", target="Plan.md", expectedVersion="stale",
+        content=LONG_NOTE.replace(lines[2], ""),
+    )  # fmt: skip
+    cut = manage(
+        operation="edit_note", target="Plan.md", edits=[{"oldText": lines[3], "newText": ""}]
+    )
+    server = serve([calls(stale), calls(cut), ScriptedTurn(text="Done.")])
+    events = collect(_replace_agent(server, vault_tools, ApprovalPolicy()), "trim")
+    first, second = of_kind(events, ToolResult)
+    assert not first.success and second.success, (first.result, second.result)
+    assert not of_kind(events, ApprovalRequired)  # 15 words, not 30: the first removed none
+    assert lines[2] in (vault / "Plan.md").read_text(encoding="utf-8")

@@ -28,9 +28,11 @@ A write that can remove text (``drops_text``: ``update_note``, ``edit_note``) is
 by its operation, but one call can still lose a person's words. When no rule decides it (the
 policy's default lets it run), ``drops_words(policy, tool, operation, lost)`` gives the reason
 to ask when its dry run's diffs (``dropped_words``) would remove ``DROP_ASK_WORDS`` words or
-more: words of the removed lines that the added lines do not hold again, so a reworded or
-reordered note is not counted as lost. The agent counts what a run's earlier calls removed from
-the same note too, so many small cuts ask like one large one. A rule the person wrote
+more: words a person reads before the change and not after, or pairs of neighbouring words
+(the same words scrambled are lost; a moved paragraph or a reworded phrase costs only its
+edges), and words put into a comment are hidden, so lost. The agent
+counts what a run's earlier calls removed from the same note too, so many small cuts ask like
+one large one. A rule the person wrote
 (``"obsidian_vault_manager.update_note" = "allow"``, or the tool's) lets such calls run without
 asking.
 
@@ -43,6 +45,7 @@ the model cannot step around a rule by choosing the other tool.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 from collections import Counter
@@ -210,19 +213,52 @@ _UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _WORD = re.compile(f"[{_UNSPACED}]|[^\\W{_UNSPACED}]+")
 
 
-def _dropped(diff: str) -> int:
-    """How many words the removed lines of a unified diff hold that its added lines do not."""
-    removed: Counter[str] = Counter()
-    added: Counter[str] = Counter()
-    in_hunk = False
+# Text Obsidian does not show: words moved into a comment are not kept, they are hidden.
+_HIDDEN = re.compile(r"<!--.*?(?:-->|\Z)|%%.*?(?:%%|\Z)", re.S)
+
+
+def _words(text: str) -> list[str]:
+    return [w.casefold() for w in _WORD.findall(text)]
+
+
+def _hunks(diff: str) -> list[tuple[str, str]]:
+    """Each hunk of a unified diff as its text before and after (context lines in both)."""
+    hunks: list[tuple[list[str], list[str]]] = []
     for line in diff.splitlines():
         if line.startswith("@@"):
-            in_hunk = True
-        elif in_hunk and line.startswith("-"):
-            removed.update(w.casefold() for w in _WORD.findall(line[1:]))
-        elif in_hunk and line.startswith("+"):
-            added.update(w.casefold() for w in _WORD.findall(line[1:]))
-    return sum((removed - added).values())
+            hunks.append(([], []))
+        elif hunks and line[:1] in (" ", "-", "+"):
+            before, after = hunks[-1]
+            if line[0] != "+":
+                before.append(line[1:])
+            if line[0] != "-":
+                after.append(line[1:])
+    return [("\n".join(b), "\n".join(a)) for b, a in hunks]
+
+
+def _dropped(diff: str) -> int:
+    """How many words a unified diff takes out of what a person reads: in each hunk, the words
+    shown before that are not shown after, or, when more, the pairs of neighbouring words (the
+    same words scrambled into another order count as lost, a moved paragraph or a reworded
+    phrase only at its edges). Text put into a comment (``<!-- -->``, ``%% %%``) is not shown;
+    a comment opened and not closed within a hunk hides more than the diff shows, so it counts
+    as at least ``DROP_ASK_WORDS``."""
+    total = 0
+    for before, after in _hunks(diff):
+        shown, kept = _words(_HIDDEN.sub(" ", before)), _words(_HIDDEN.sub(" ", after))
+        words = Counter(shown) - Counter(kept)
+        pairs = Counter(itertools.pairwise(shown)) - Counter(itertools.pairwise(kept))
+        lost = max(sum(words.values()), sum(pairs.values()))
+        if _opens_comment(after) and not _opens_comment(before):
+            lost = max(lost, DROP_ASK_WORDS)
+        total += lost
+    return total
+
+
+def _opens_comment(text: str) -> bool:
+    """Whether ``text`` ends inside a comment it opened (what follows it is hidden too)."""
+    found = list(_HIDDEN.finditer(text))
+    return bool(found) and not found[-1].group().endswith(("-->", "%%"))
 
 
 def dropped_words(diffs: Iterable[Mapping[str, Any]]) -> dict[str, int]:

@@ -206,6 +206,7 @@ class _Run:
         self.guard = RunGuard(agent.rules, agent.vault.resolve if agent.vault else None)
         # Words the run's unasked writes removed, per note: many small cuts ask like one large.
         self.dropped: dict[str, int] = {}
+        self.uncounted: dict[str, int] = {}  # the running call's, counted once it succeeds
         self.marked: dict[str, str] = {}  # a tool message's content -> its marked form, once
         specs = self.tools.specs()
         self.names = [s.name for s in specs]
@@ -475,6 +476,9 @@ class _Run:
             controls.started(call.id)
         self.emit(Status(f"Running {call.name}", self.step))
         result = await asyncio.to_thread(self.tools.call, call.name, arguments)
+        if result_ok(result):  # a failed call removed nothing
+            self.dropped.update(self.uncounted)
+        self.uncounted = {}
         return result, "tool"
 
     async def _ask(
@@ -549,8 +553,8 @@ class _Run:
         lost = dropped_words(seen[0])
         total = {path: self.dropped.get(path, 0) + n for path, n in lost.items() if n}
         why = drops_words(self.agent.policy, name, operation, total)
-        if why is None:  # it runs: its cuts count toward the next call's question
-            self.dropped.update(total)
+        # It runs unasked: once it has, its cuts count toward the next call's question.
+        self.uncounted = total if why is None else {}
         return why, seen
 
     async def _preview(self, name: str, arguments: dict[str, Any]) -> _Preview:
