@@ -153,8 +153,9 @@ def _leaves_the_vault(arg: str, root: Path | None) -> bool:
     if any(_escapes(root, inside, v) for v in values):
         return True
     if short:
+        folder = os.fspath(root)  # os.path, not pathlib: this runs up to 255 times an argument
         for k in range(max(2, len(arg) - _NAME_MAX), len(arg)):
-            if (root / arg[k:]).is_symlink() and _escapes(root, inside, arg[k:]):
+            if os.path.islink(os.path.join(folder, arg[k:])) and _escapes(root, inside, arg[k:]):
                 return True
     return False
 
