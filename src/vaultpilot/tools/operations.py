@@ -25,8 +25,10 @@ An ``Operation`` is one value of a tool's selector argument (``queryType``, ``co
 
 Approvals (``agent.approvals``), version tracking (``agent.versions``), run records and RPC
 handlers (``server``), MCP annotations (``mcp.tools``) and the schema derive from these facts;
-none keeps a list of operation names of its own. To add an operation, add it here and to the
-tool's parameter model (``tools.models``) and implement it in the tool's module.
+none keeps a list of operation names of its own. ``is_dry_run(arguments)`` is the one reading of
+whether a call only previews, for every check made before the tool validates the call. To add
+an operation, add it here and to the tool's parameter model (``tools.models``) and implement it
+in the tool's module.
 """
 
 from __future__ import annotations
