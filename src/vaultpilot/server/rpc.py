@@ -141,7 +141,8 @@ async def _execute_shell(
 ) -> dict[str, Any]:
     vault = state.vaults.get(args.vault_id)
     policy = state.settings.shell
-    plan = plan_command(policy, args.command, vault.root)
+    # In a thread: planning looks names up in the vault (links), up to the body size limit.
+    plan = await asyncio.to_thread(plan_command, policy, args.command, vault.root)
     if not plan.allowlisted:
         answer = await state.approvals.ask(
             vault_id=vault.vault_id,
