@@ -204,18 +204,13 @@ def test_note_text_reaches_the_model_between_markers_it_cannot_forge(
     assert "- read it" not in (vault / "Inbox.md").read_text(encoding="utf-8")
 
 
-def test_the_vaults_rules_hold_in_a_run(serve: Any, vault: Path, data_dir: Path) -> None:
+def _run_refusing(
+    server: Any, vault: Path, data_dir: Path, rules: VaultRules
+) -> tuple[Any, list[Any]]:
+    """A built agent's run on ``vault`` under ``rules``, whose every question is answered no."""
     db = vault_data_dir(vault, data_dir) / "index.db"
     db.parent.mkdir(parents=True, exist_ok=True)
-    rules = VaultRules(mode="ask", deny=("People",))
     ctx = open_context(vault, db, source="agent", rules=rules)
-    server = serve(
-        [
-            _read("r1", "Marcus Feld"),
-            _call("w1", operation="create_note", target="Projects/New.md", content="x"),
-            ScriptedTurn(text="Done."),
-        ]
-    )
     controls = RunControls()
 
     def answer(event: Any) -> None:
@@ -224,9 +219,21 @@ def test_the_vaults_rules_hold_in_a_run(serve: Any, vault: Path, data_dir: Path)
 
     try:
         agent = build_agent(ctx, AgentConfig(), model_for(server), data_root=data_dir)
-        events = collect(agent, "go", controls=controls, on_event=answer)
+        return agent, collect(agent, "go", controls=controls, on_event=answer)
     finally:
         ctx.conn.close()
+
+
+def test_the_vaults_rules_hold_in_a_run(serve: Any, vault: Path, data_dir: Path) -> None:
+    server = serve(
+        [
+            _read("r1", "Marcus Feld"),
+            _call("w1", operation="create_note", target="Projects/New.md", content="x"),
+            ScriptedTurn(text="Done."),
+        ]
+    )
+    rules = VaultRules(mode="ask", deny=("People",))
+    agent, events = _run_refusing(server, vault, data_dir, rules)
     assert "hidden from you" in agent.system_prompt and "People" not in agent.system_prompt
     first, second = of_kind(events, ToolResult)
     assert not first.success and "deny" in first.result["error"]
@@ -308,9 +315,6 @@ def test_a_deletes_approval_names_the_notes_whose_links_would_break(
 def test_an_ask_folder_asks_when_a_run_names_its_note_by_title(
     serve: Any, vault: Path, data_dir: Path
 ) -> None:
-    db = vault_data_dir(vault, data_dir) / "index.db"
-    db.parent.mkdir(parents=True, exist_ok=True)
-    ctx = open_context(vault, db, source="agent", rules=VaultRules(ask=("Projects",)))
     before = (vault / "Projects" / "Database Migration.md").read_bytes()
     server = serve(
         [
@@ -320,17 +324,7 @@ def test_an_ask_folder_asks_when_a_run_names_its_note_by_title(
             ScriptedTurn(text="Done."),
         ]
     )  # fmt: skip
-    controls = RunControls()
-
-    def answer(event: Any) -> None:
-        if event.kind == "approval_required":
-            controls.deny(event.call_id, "not now")
-
-    try:
-        agent = build_agent(ctx, AgentConfig(), model_for(server), data_root=data_dir)
-        events = collect(agent, "go", controls=controls, on_event=answer)
-    finally:
-        ctx.conn.close()
+    _, events = _run_refusing(server, vault, data_dir, VaultRules(ask=("Projects",)))
     asked = of_kind(events, ApprovalRequired)
     assert [a.call_id for a in asked] == ["w1", "w2"], asked
     assert all("Projects" in a.reason for a in asked)

@@ -216,6 +216,31 @@ def is_reply(cid: str) -> Callable[[dict[str, Any]], bool]:
     return lambda f: f.get("type") == "reply" and f.get("id") == cid
 
 
+def approved_by_another_client(
+    server: Live, send: Callable[[], dict[str, Any]], waiting: Callable[[], None] = lambda: None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Make an HTTP call that waits for approval (``send``, in a thread) while a second client,
+    a socket, approves what it asks; ``waiting`` runs while the call waits. The
+    ``approval_required`` event and the call's reply."""
+    replies: list[dict[str, Any]] = []
+
+    async def go() -> dict[str, Any]:
+        async with server.ws() as ui:
+            await recv_json(ui)
+            asker = threading.Thread(target=lambda: replies.append(send()))
+            asker.start()
+            asked = (await recv_until(ui, is_event("approval_required")))[-1]["event"]
+            waiting()
+            yes = {"callId": asked["call_id"], "approved": True}
+            await ui.send(json.dumps(command("ApproveToolCall", yes, "a1")))
+            await recv_until(ui, is_reply("a1"))
+            await asyncio.to_thread(asker.join, 10)
+            return dict(asked)
+
+    asked = asyncio.run(go())
+    return asked, replies
+
+
 # Token counts depend on the prompt and tool schemas (the agent's and the tools' business).
 _VOLATILE = {
     "runId",

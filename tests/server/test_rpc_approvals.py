@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,15 @@ from typing import Any
 import openai
 import pytest
 
-from tests.server.conftest import Live, command, is_event, is_reply, recv_json, recv_until
+from tests.server.conftest import (
+    Live,
+    approved_by_another_client,
+    command,
+    is_event,
+    is_reply,
+    recv_json,
+    recv_until,
+)
 from vaultpilot.agent.approvals import Approvals
 from vaultpilot.agent.config import AgentConfig
 from vaultpilot.agent.openai_model import OpenAIChatModel
@@ -122,26 +129,15 @@ def test_an_asked_call_over_http_runs_once_a_socket_approves_it(
     start: Callable[..., Live], vault: Path
 ) -> None:
     server = start({"obsidian_vault_manager.update_note": "ask"})
-    replies: list[dict[str, Any]] = []
 
-    async def go() -> dict[str, Any]:
-        async with server.ws() as ui:
-            await recv_json(ui)
-            asker = threading.Thread(
-                target=lambda: replies.append(
-                    server.rpc("obsidian_vault_manager", _update("approved text\n"))
-                )
-            )
-            asker.start()
-            asked = (await recv_until(ui, is_event("approval_required")))[-1]["event"]
-            assert "approved text" not in (vault / NOTE).read_text(encoding="utf-8")
-            yes = {"callId": asked["call_id"], "approved": True}
-            await ui.send(json.dumps(command("ApproveToolCall", yes, "a1")))
-            await recv_until(ui, is_reply("a1"))
-            await asyncio.to_thread(asker.join, 10)
-            return dict(asked)
+    def waiting() -> None:
+        assert "approved text" not in (vault / NOTE).read_text(encoding="utf-8")
 
-    asked = asyncio.run(go())
+    asked, replies = approved_by_another_client(
+        server,
+        lambda: server.rpc("obsidian_vault_manager", _update("approved text\n")),
+        waiting,
+    )
     assert asked["name"] == "obsidian_vault_manager" and asked["operation"] == "update_note"
     assert asked["diffs"] and asked["diffs"][0]["path"] == NOTE
     assert '"obsidian_vault_manager.update_note" = "ask"' in asked["reason"]

@@ -6,14 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.server.conftest import Live, command, is_event, is_reply, recv_json, recv_until
+from tests.server.conftest import (
+    Live,
+    approved_by_another_client,
+    command,
+    is_event,
+    is_reply,
+    recv_json,
+    recv_until,
+)
 from vaultpilot.server.settings import ShellPolicy
 
 NOTE = "Reference/Concepts/Idempotency.md"
@@ -63,26 +70,15 @@ def test_mode_ask_waits_for_another_client_to_approve(
     start: Callable[[str], Live], vault: Path
 ) -> None:
     server = start('mode = "ask"')
-    replies: list[dict[str, Any]] = []
 
-    async def go() -> dict[str, Any]:
-        async with server.ws() as ui:
-            await recv_json(ui)
-            asker = threading.Thread(
-                target=lambda: replies.append(
-                    server.rpc("CreateNote", {"FilePath": "Inbox/Asked.md", "Content": "asked"})
-                )
-            )
-            asker.start()
-            asked = (await recv_until(ui, is_event("approval_required")))[-1]["event"]
-            assert not (vault / "Inbox/Asked.md").exists()  # waiting
-            yes = {"callId": asked["call_id"], "approved": True}
-            await ui.send(json.dumps(command("ApproveToolCall", yes, "a1")))
-            await recv_until(ui, is_reply("a1"))
-            await asyncio.to_thread(asker.join, 10)
-            return dict(asked)
+    def waiting() -> None:
+        assert not (vault / "Inbox/Asked.md").exists()
 
-    asked = asyncio.run(go())
+    asked, replies = approved_by_another_client(
+        server,
+        lambda: server.rpc("CreateNote", {"FilePath": "Inbox/Asked.md", "Content": "asked"}),
+        waiting,
+    )
     assert asked["name"] == "obsidian_vault_manager" and asked["operation"] == "create_note"
     assert 'mode = "ask"' in asked["reason"]
     assert replies and replies[0]["success"] is True, replies
