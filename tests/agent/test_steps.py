@@ -119,7 +119,7 @@ def test_an_outcome_is_a_few_words_and_leaves_line_counts_to_the_files() -> None
     one: list[FileCount] = [{"path": "A.md", "added": 1, "removed": 1}]
     assert outcome({"success": True, "message": "Edited 'A.md'."}, one) == ""
     # Some files left out (or failed): the tool's own summary says so.
-    part = "1 of 2 notes updated; 1 left as they were (not approved)."
+    part = "1 of 2 notes updated; 1 left as it was (not approved)."
     assert outcome({"success": True, "message": part, "warnings": ["1 left: B.md"]}, one) == part
     two = [*one, FileCount(path="B.md", added=2, removed=0)]
     assert outcome({"success": True}, two) == "2 notes"

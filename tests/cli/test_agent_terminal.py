@@ -123,6 +123,10 @@ def test_a_change_to_several_notes_can_be_approved_file_by_file(
     assert (vault / notes[1]).read_bytes() == before  # the one refused is untouched
     assert "reviewed" in (vault / notes[2]).read_text(encoding="utf-8")
     assert "2 of" in sent or "left" in sent  # the model hears that one was left out
+    # So does the person: the step's line says one was left out, not only the line counts.
+    assert f"1 note was left as it was (not approved): {notes[1]}" in " ".join(
+        done.output.split()
+    ), done.output
 
 
 def test_choosing_files_of_a_move_names_each_note_where_it_is_now(

@@ -151,7 +151,7 @@ def test_bulk_tag_changes_only_the_approved_notes(ctx: ToolContext) -> None:
     assert result["success"] and result["affectedPaths"] == ["Links A.md"], result
     assert "tags:\n  - reviewed" in (ctx.root / "Links A.md").read_text(encoding="utf-8")
     assert (ctx.root / "Plan.md").read_text(encoding="utf-8") == "# Plan\n"
-    assert any("left as they were (not approved): Plan.md" in w for w in result["warnings"])
+    assert any("left as it was (not approved): Plan.md" in w for w in result["warnings"])
 
 
 def test_a_move_with_refused_link_rewrites_still_moves(ctx: ToolContext) -> None:

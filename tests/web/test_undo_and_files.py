@@ -78,7 +78,7 @@ def test_approve_some_files_then_undo_the_run(
         summary = page.get_by_label("Run summary")
         expect(summary).to_contain_text("1 note changed")
         # The step says what happened: one changed, one left as it was.
-        told = page.locator("summary", has_text="1 of 2 notes updated; 1 left as they were")
+        told = page.locator("summary", has_text="1 of 2 notes updated; 1 left as it was")
         expect(told).to_be_visible()
         assert "reviewed" in (example_vault / NOTE).read_text(encoding="utf-8")
         assert (example_vault / "Home.md").read_bytes() == home

@@ -195,7 +195,7 @@ def outcome(result: Mapping[str, Any], files: Sequence[FileCount] | None = None)
         return "; ".join(words)
     message = result.get("message")
     if (warning is not None or result.get("failures")) and isinstance(message, str):
-        return _cut(message, 100)  # e.g. "1 of 2 notes updated; 1 left as they were"
+        return _cut(message, 100)  # e.g. "1 of 2 notes updated; 1 left as it was"
     return plural(len(files), "note") if len(files) > 1 else ""
 
 

@@ -423,10 +423,20 @@ class TerminalView:
         if not steps:
             return outcome(result)
         if len(steps) == 1 and steps[0].kind == "update":
-            return f"+{steps[0].added} −{steps[0].removed}"
-        return "; ".join(s.describe() for s in steps[:3]) + (
-            f"; +{len(steps) - 3} more" if len(steps) > 3 else ""
-        )
+            said = f"+{steps[0].added} −{steps[0].removed}"
+        else:
+            said = "; ".join(s.describe() for s in steps[:3]) + (
+                f"; +{len(steps) - 3} more" if len(steps) > 3 else ""
+            )
+        # What the counts do not say: notes left out or failed, links left unresolved.
+        warnings = result.get("warnings")
+        extra = warnings[0] if isinstance(warnings, list) and warnings else None
+        if extra is None and result.get("failures"):
+            extra = result.get("message")
+        if not extra:
+            return said
+        flat = " ".join(str(extra).split())
+        return f"{said} · {flat if len(flat) <= 100 else flat[:99] + '…'}"
 
     def _finish(self, reason: str, message: str, steps: int, tokens: int) -> None:
         c = self.console

@@ -75,7 +75,8 @@ def _finish(
     else:
         message = f"{ok} of {total} notes {would}{verb}."
     if left_out:
-        message = message.rstrip(".") + f"; {left_out} left as they were (not approved)."
+        kept = "it was" if left_out == 1 else "they were"
+        message = message.rstrip(".") + f"; {left_out} left as {kept} (not approved)."
     paths = [*changed, *(extra or [])]
     out = done(p, paths, message, warnings)
     out["success"] = ok > 0 or total == 0
@@ -88,7 +89,8 @@ def _finish(
 def _left_out(paths: list[str], warnings: list[str]) -> None:
     if paths:
         shown = ", ".join(paths[:5]) + (" …" if len(paths) > 5 else "")
-        left = f"{plural(len(paths), 'note')} {were(len(paths))} left as they were"
+        kept = "it was" if len(paths) == 1 else "they were"
+        left = f"{plural(len(paths), 'note')} {were(len(paths))} left as {kept}"
         warnings.append(f"{left} (not approved): {shown}")
 
 
