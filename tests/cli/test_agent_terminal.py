@@ -375,6 +375,20 @@ def test_an_approval_without_diffs_shows_its_arguments_as_lines() -> None:
     assert "    message: Weekly review\n" in shown and "      Tagged the meeting notes" in shown
 
 
+def test_a_long_reason_is_wrapped_at_words_under_the_step() -> None:
+    targets = ["Meetings/1on1 Priya 2025-10-07.md", "Meetings/Sprint Retro 2025-10-24.md"]
+    arguments = {"operation": "bulk_tag", "targets": targets, "metadata": {"tags": ["x"]}}
+    reason = "Changes the tags of several notes. The vault's rules ask before changes there."
+    event = ApprovalRequired("t1", "obsidian_vault_manager", "bulk_tag", arguments, reason)
+    lines = approval_block(event, width=60).plain.splitlines()
+    assert lines[0].startswith("? Tag(") and "Changes" not in lines[0]
+    said = [line for line in lines[1:] if line.startswith("  ") and line[2:3] != " "]
+    assert " ".join(line.strip() for line in said) == reason
+    assert all(len(line) <= 59 for line in said), said
+    short = ApprovalRequired("t2", "obsidian_vault_manager", "bulk_tag", arguments, "Asks.")
+    assert approval_block(short, width=200).plain.splitlines()[0].endswith(")  Asks.")
+
+
 def test_a_pure_moves_approval_says_moved_not_plus_zero_minus_zero() -> None:
     moved = {
         "path": "Archive/Inbox.md", "from": "Inbox.md", "to": "Archive/Inbox.md",

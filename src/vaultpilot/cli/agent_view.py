@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 import time
 from typing import Any, assert_never
 
@@ -139,8 +140,16 @@ def approval_block(event: ApprovalRequired, *, width: int = 120) -> Text:
     of at most ``width`` columns."""
     text = Text()
     text.append("? ", "bold yellow")
-    text.append(label(event.name, event.arguments), "bold")
-    text.append(f"  {event.reason}\n", "yellow")
+    step = label(event.name, event.arguments)
+    text.append(step, "bold")
+    if cell_len(step) + 4 + cell_len(event.reason) <= width - 1:
+        text.append(f"  {event.reason}\n", "yellow")
+    else:  # the reason on lines of its own, wrapped at words under the step
+        text.append("\n")
+        for line in textwrap.wrap(
+            event.reason, max(20, width - 3), break_long_words=False, break_on_hyphens=False
+        ):
+            text.append(f"  {line}\n", "yellow")
     for d in event.diffs:
         path = str(d.get("path") or d.get("to") or "?")
         moved = d.get("from") not in (None, path)
