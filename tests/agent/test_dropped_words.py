@@ -45,6 +45,20 @@ def test_the_same_words_scrambled_or_hidden_in_a_comment_are_lost() -> None:
     assert _lost(text, text.replace("before the review", "ahead of the review"))["N.md"] <= 10
 
 
+def test_opening_or_closing_a_comment_far_from_its_other_end_asks() -> None:
+    # The other end lies outside the hunk: what it now hides (or shows) is not in the diff.
+    body = "".join(f"Paragraph {i} of the plan says what to do next.\n\n" for i in range(30))
+    for mark in ("%%", "-->"):
+        opening = "%%" if mark == "%%" else "<!--"
+        note = f"{opening}\n" + "a hidden line\n" * 10 + f"{mark}\n" + body
+        assert _lost(note, note.replace(f"{mark}\n", "", 1))["N.md"] >= DROP_ASK_WORDS
+        assert _lost(note, note.replace(f"{mark}\n", "word\n", 1))["N.md"] >= DROP_ASK_WORDS
+        assert _lost(note, note.replace(f"{mark}\n", "", 1) + mark + "\n")["N.md"] >= 25
+    # A whole new comment, both ends in the change, hides nothing of what was there.
+    assert _lost(body, "<!-- a note to self -->\n" + body) == {"N.md": 0}
+    assert _lost(body, "%%\nto do later\n%%\n" + body) == {"N.md": 0}
+
+
 def test_a_language_written_without_spaces_counts_each_character() -> None:
     chinese = "今天的会议决定了三件事情。\n"  # one run of letters, twelve words' worth
     assert _lost(chinese, "") == {"N.md": 12}

@@ -29,10 +29,10 @@ by its operation, but one call can still lose a person's words. When no rule dec
 policy's default lets it run), ``drops_words(policy, tool, operation, lost)`` gives the reason
 to ask when its dry run's diffs (``dropped_words``) would remove ``DROP_ASK_WORDS`` words or
 more: words a person reads before the change and not after, or pairs of neighbouring words
-(the same words scrambled are lost; a moved paragraph or a reworded phrase costs only its
-edges), and words put into a comment are hidden, so lost. The agent
-counts what a run's earlier calls removed from the same note too, so many small cuts ask like
-one large one. A rule the person wrote
+(the same words scrambled are lost; a paragraph moved nearby or a reworded phrase costs only
+its edges), words put into a comment are hidden, so lost, and a change that opens or closes a
+comment without its other end asks. The agent counts what a run's earlier calls removed from
+the same note too, so many small cuts ask like one large one. A rule the person wrote
 (``"obsidian_vault_manager.update_note" = "allow"``, or the tool's) lets such calls run without
 asking.
 
@@ -221,44 +221,47 @@ def _words(text: str) -> list[str]:
     return [w.casefold() for w in _WORD.findall(text)]
 
 
-def _hunks(diff: str) -> list[tuple[str, str]]:
-    """Each hunk of a unified diff as its text before and after (context lines in both)."""
-    hunks: list[tuple[list[str], list[str]]] = []
+def _hunks(diff: str) -> list[tuple[str, str, str]]:
+    """Each hunk of a unified diff as its text before and after (context lines in both), and
+    its changed lines alone (removed and added)."""
+    hunks: list[tuple[list[str], list[str], list[str]]] = []
     for line in diff.splitlines():
         if line.startswith("@@"):
-            hunks.append(([], []))
+            hunks.append(([], [], []))
         elif hunks and line[:1] in (" ", "-", "+"):
-            before, after = hunks[-1]
+            before, after, changed = hunks[-1]
             if line[0] != "+":
                 before.append(line[1:])
             if line[0] != "-":
                 after.append(line[1:])
-    return [("\n".join(b), "\n".join(a)) for b, a in hunks]
+            if line[0] != " ":
+                changed.append(line[1:])
+    return [("\n".join(b), "\n".join(a), "\n".join(c)) for b, a, c in hunks]
+
+
+def _moves_a_comment_edge(changed: str) -> bool:
+    """Whether the changed lines open or close a comment they do not also close or open: what
+    lies beyond the hunk, which the diff does not show, may become hidden."""
+    return changed.count("%%") % 2 == 1 or changed.count("<!--") != changed.count("-->")
 
 
 def _dropped(diff: str) -> int:
     """How many words a unified diff takes out of what a person reads: in each hunk, the words
     shown before that are not shown after, or, when more, the pairs of neighbouring words (the
-    same words scrambled into another order count as lost, a moved paragraph or a reworded
-    phrase only at its edges). Text put into a comment (``<!-- -->``, ``%% %%``) is not shown;
-    a comment opened and not closed within a hunk hides more than the diff shows, so it counts
-    as at least ``DROP_ASK_WORDS``."""
+    same words scrambled into another order count as lost, a paragraph moved nearby or a
+    reworded phrase only at its edges). Text put into a comment (``<!-- -->``, ``%% %%``) is
+    not shown; a change that opens or closes a comment without its other end may hide more than
+    the diff shows, so it counts as at least ``DROP_ASK_WORDS``."""
     total = 0
-    for before, after in _hunks(diff):
+    for before, after, changed in _hunks(diff):
         shown, kept = _words(_HIDDEN.sub(" ", before)), _words(_HIDDEN.sub(" ", after))
         words = Counter(shown) - Counter(kept)
         pairs = Counter(itertools.pairwise(shown)) - Counter(itertools.pairwise(kept))
         lost = max(sum(words.values()), sum(pairs.values()))
-        if _opens_comment(after) and not _opens_comment(before):
+        if _moves_a_comment_edge(changed):
             lost = max(lost, DROP_ASK_WORDS)
         total += lost
     return total
-
-
-def _opens_comment(text: str) -> bool:
-    """Whether ``text`` ends inside a comment it opened (what follows it is hidden too)."""
-    found = list(_HIDDEN.finditer(text))
-    return bool(found) and not found[-1].group().endswith(("-->", "%%"))
 
 
 def dropped_words(diffs: Iterable[Mapping[str, Any]]) -> dict[str, int]:

@@ -475,10 +475,12 @@ class _Run:
         if controls:
             controls.started(call.id)
         self.emit(Status(f"Running {call.name}", self.step))
-        result = await asyncio.to_thread(self.tools.call, call.name, arguments)
-        if result_ok(result):  # a failed call removed nothing
-            self.dropped.update(self.uncounted)
-        self.uncounted = {}
+        try:
+            result = await asyncio.to_thread(self.tools.call, call.name, arguments)
+            if result_ok(result):  # a failed call removed nothing
+                self.dropped.update(self.uncounted)
+        finally:
+            self.uncounted = {}
         return result, "tool"
 
     async def _ask(
