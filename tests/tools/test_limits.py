@@ -107,8 +107,8 @@ def test_content_larger_than_a_note_is_refused_and_nothing_written(
          "calls."),
         ("obsidian_vault_manager",
          {"operation": "bulk_update_metadata", "targets": ["a.md"],
-          "metadata_changes": {f"k{i}": 1 for i in range(1001)}},
-         "'metadata_changes' has 1,001 entries; at most 1,000 are set in one call. Split them "
+          "metadataChanges": {f"k{i}": 1 for i in range(1001)}},
+         "'metadataChanges' has 1,001 entries; at most 1,000 are set in one call. Split them "
          "into several calls."),
         ("obsidian_vault_manager",
          {"operation": "update_note", "target": "a.md", "content": "x",

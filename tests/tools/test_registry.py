@@ -13,10 +13,17 @@ from vaultpilot.tools.models import QueryVaultParams
 from .conftest import NOW
 
 
-def test_snake_case_names_are_accepted_too(ctx: ToolContext) -> None:
+def test_a_snake_case_name_is_refused_saying_how_to_write_it(ctx: ToolContext) -> None:
+    # Checks made before validation (approval rules, the deny check) read the schema's names:
+    # a second spelling would let a call step around them ('reference_note' read a denied
+    # note's links; 'query_type' escaped a rule on the operation).
     result = call_tool(
         ctx, "obsidian_query_vault", {"query_type": "recent_changes", "response_format": "concise"}
     )
+    assert is_error(result)
+    assert "unknown parameter 'query_type': write it 'queryType'" in result["error"]
+    assert "unknown parameter 'response_format': write it 'responseFormat'" in result["error"]
+    result = call_tool(ctx, "obsidian_query_vault", {"queryType": "recent_changes"})
     assert not is_error(result) and len(result["results"]) == 10
     params = QueryVaultParams.model_validate({"queryType": "recent_changes"})
     assert params.response_format == "detailed" and params.limit == 10

@@ -274,3 +274,14 @@ def test_a_dry_run_flag_that_is_not_a_json_boolean_is_refused_before_anything(
         assert out["success"] is False
         assert "'dryRun' must be true or false (a JSON boolean, unquoted)" in out["message"], out
     assert _hashes(vault) == before
+
+
+def test_a_second_spelling_of_a_name_cannot_step_around_the_deny_check(vault: Path) -> None:
+    ctx = _ctx(vault, RULES)
+    try:
+        for key in ("referenceNote", "reference_note"):
+            out = _call(ctx, "obsidian_query_vault", queryType="find_related", **{key: "pin"})
+            assert out.get("error"), out
+            assert "bank pin" not in str(out) and "Inbox" not in str(out.get("results"))
+    finally:
+        ctx.conn.close()

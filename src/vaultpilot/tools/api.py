@@ -91,6 +91,6 @@ def append_note(
 
 def recent_notes(ctx: ToolContext, limit: int) -> list[str]:
     """The paths of the ``limit`` most recently changed notes, newest first."""
-    params = QueryVaultParams(queryType="recent_changes", limit=limit, responseFormat="concise")  # type: ignore[call-arg]
+    params = QueryVaultParams(queryType="recent_changes", limit=limit, responseFormat="concise")
     found = enforce.after(ctx, dict(obsidian_query_vault(ctx, params)))
     return [str(r["path"]) for r in found.get("results", [])]

@@ -130,7 +130,7 @@ _FORMAT_DOC = "'concise' (~50 tokens per note) or 'detailed' (adds excerpt, tags
 
 
 class _Params(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="forbid")
 
 
 class PropertyOps(_Params):

@@ -194,7 +194,11 @@ def _problem(item: Mapping[str, Any], model: type[BaseModel] | None, wording: Wo
         valid = ""
         if model is not None:
             holder = _model_at(model, parts[:-1]) if wording.model_paths else model
-            valid = f" ({wording.valid_fields}: {', '.join(_field_names(holder))})"
+            names = _field_names(holder)
+            spelled = to_camel(str(parts[-1])) if parts else ""
+            if spelled != str(parts[-1]) and spelled in names:  # a snake_case spelling
+                return f"unknown {wording.noun} '{where}': write it '{spelled}'"
+            valid = f" ({wording.valid_fields}: {', '.join(names)})"
         return f"unknown {wording.noun} '{where}'{valid}"
     if kind == "missing":
         return f"'{where}' is required"
