@@ -153,3 +153,24 @@ def test_a_dry_run_flag_that_is_no_boolean_neither_asks_nor_writes(
     assert reply["success"] is False, reply
     assert "'dryRun' must be true or false" in reply["error"]["message"], reply
     assert (vault / NOTE).read_text(encoding="utf-8") == before
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"operation": "move_folder", "target": "Reference", "destination": "Archive"},
+        {"operation": "delete_folder", "target": "Reference", "recursive": True,
+         "confirmDestructive": True},
+        # No note in the folder is named: the move rewrites a link in one.
+        {"operation": "move_note", "target": "Inbox.md", "destination": "Archive/Inbox2.md"},
+    ],
+)  # fmt: skip
+def test_a_change_reaching_into_an_ask_folder_asks(
+    start: Callable[[str], Live], vault: Path, arguments: dict[str, Any]
+) -> None:
+    server = start('ask = ["Reference/Concepts"]')
+    before = {p: p.read_bytes() for p in sorted(vault.rglob("*.md"))}
+    reply = server.rpc("obsidian_vault_manager", arguments)
+    assert reply["success"] is False and "nobody is connected" in str(reply), reply
+    assert "Reference/Concepts" in reply["error"]["message"]
+    assert {p: p.read_bytes() for p in sorted(vault.rglob("*.md"))} == before

@@ -6,7 +6,8 @@ into an approval question:
 
 * ``mode = "ask"``: every change to the vault asks;
 * a change to a note in an ``ask`` folder asks (by the names it gives and, with ``resolve``, the
-  notes they lead to: a title, a name without its folder);
+  notes they lead to: a title, a name without its folder), as does a change to a whole folder
+  holding one, and, with ``rewrites``, a move whose link rewrites change a note in one;
 * a change that would take the run past ``max_notes_per_run`` distinct notes asks (once
   approved, the run may go on changing notes);
 * after the run has read a note from an ``untrusted`` folder (web clippings, by default
@@ -21,14 +22,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from vaultpilot.errors import InvalidArgumentError
-from vaultpilot.tools import get_tool
-from vaultpilot.tools.registry import is_dry_run
+from vaultpilot.tools import ToolContext, get_tool
+from vaultpilot.tools.enforce import resolved_paths
+from vaultpilot.tools.registry import call_tool, is_dry_run
 from vaultpilot.tools.rules import PATH_KEYS, VaultRules
 
-__all__ = ["RunGuard"]
+__all__ = ["RunGuard", "changed_paths", "guard_on"]
 
 
 def _result_paths(value: Any) -> set[str]:
@@ -54,6 +57,9 @@ class RunGuard:
     # The names a call gives and the notes they lead to (``tools.enforce.resolved_paths``), so a
     # title or './x' cannot step around an ask folder; None: the names as given.
     resolve: Callable[[list[str]], list[str]] | None = None
+    # The notes a move's dry run would change (the moved ones and those whose links it rewrites),
+    # so a rewrite into an ask folder asks too; None: only the names the call gives.
+    rewrites: Callable[[str, Mapping[str, Any]], list[str]] | None = None
     changed: set[str] = field(default_factory=set)
     tainted_by: str | None = None  # the first untrusted note the run read
     limit_approved: bool = False
@@ -75,10 +81,9 @@ class RunGuard:
             return None
         if self.rules.mode == "ask":
             return 'the vault\'s rules ask before every change (mode = "ask")'
-        for target in self.resolve(names) if self.resolve is not None else names:
-            why = self.rules.asks(target)
-            if why:
-                return why
+        why = self._asked_by_folder(name, arguments, names) if self.rules.has_asks else None
+        if why:
+            return why
         if self.tainted_by is not None:
             return (
                 f"this run read '{self.tainted_by}' from an untrusted folder, so every change "
@@ -91,6 +96,23 @@ class RunGuard:
                 f"this would take the run past {limit} changed notes (max_notes_per_run); "
                 f"{len(self.changed)} changed so far"
             )
+        return None
+
+    def _asked_by_folder(
+        self, name: str, arguments: Mapping[str, Any], names: list[str]
+    ) -> str | None:
+        """Why an ``ask`` entry asks: a note the call names or leads to is in one, a folder it
+        changes as a whole holds one, or a move would rewrite links in a note in one."""
+        for target in self.resolve(names) if self.resolve is not None else names:
+            why = self.rules.asks(target) or self.rules.asks_inside(target)
+            if why:
+                return why
+        op = get_tool(name).operation(arguments)
+        if op is not None and op.kind == "move" and self.rewrites is not None:
+            for path in self.rewrites(name, arguments):
+                why = self.rules.asks(path)
+                if why:
+                    return f"the move changes '{path}': {why}"
         return None
 
     def approved(self, name: str, arguments: Mapping[str, Any]) -> None:
@@ -113,3 +135,22 @@ class RunGuard:
                 if self.rules.untrusted_source(path):
                     self.tainted_by = path
                     break
+
+
+def guard_on(ctx: ToolContext, rules: VaultRules | None = None) -> RunGuard:
+    """A guard that looks a call's names and a move's rewrites up in ``ctx`` (its dry run),
+    for one call from a client with no run (MCP, the server's /rpc)."""
+    return RunGuard(
+        ctx.rules if rules is None else rules,
+        partial(resolved_paths, ctx),
+        lambda name, arguments: changed_paths(call_tool(ctx, name, {**arguments, "dryRun": True})),
+    )
+
+
+def changed_paths(result: Mapping[str, Any]) -> list[str]:
+    """The notes a dry run's diffs change, on both sides of a move."""
+    found: list[str] = []
+    for d in result.get("diffs") or []:
+        if isinstance(d, Mapping):
+            found += [p for p in (d.get("from"), d.get("to")) if isinstance(p, str)]
+    return found

@@ -72,7 +72,7 @@ from vaultpilot.agent.events import (
     ToolResultSource,
     Usage,
 )
-from vaultpilot.agent.guard import RunGuard
+from vaultpilot.agent.guard import RunGuard, changed_paths
 from vaultpilot.agent.mentions import attach
 from vaultpilot.agent.model import (
     ChatMessage,
@@ -203,7 +203,13 @@ class _Run:
         # Every change the run makes joins one change set, named by the run id (for undo).
         self.tools = for_run(agent.tools, run_id)
         self.counts = _journal_counts(agent, run_id)
-        self.guard = RunGuard(agent.rules, agent.vault.resolve if agent.vault else None)
+        self.guard = RunGuard(
+            agent.rules,
+            agent.vault.resolve if agent.vault else None,
+            lambda name, arguments: changed_paths(
+                self.tools.call(name, {**arguments, "dryRun": True})
+            ),
+        )
         # Words the run's unasked writes removed, per note: many small cuts ask like one large.
         self.dropped: dict[str, int] = {}
         self.uncounted: dict[str, int] = {}  # the running call's, counted once it succeeds

@@ -30,7 +30,6 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping, Sequence
-from functools import partial
 from typing import Any
 
 import mcp_types as types
@@ -44,11 +43,10 @@ from vaultpilot.agent.approvals import (
     drops_words,
     operation_of,
 )
-from vaultpilot.agent.guard import RunGuard
+from vaultpilot.agent.guard import guard_on
 from vaultpilot.mcp.approval import Asked, ask_person, summarize
 from vaultpilot.mcp.vaults import VaultSession
 from vaultpilot.tools import TOOLS, get_tool
-from vaultpilot.tools.enforce import resolved_paths
 from vaultpilot.tools.manage import UNDO_HINT
 from vaultpilot.tools.registry import is_dry_run, is_error
 from vaultpilot.tools.untrusted import mark
@@ -207,9 +205,7 @@ async def _asks_anyway(
 ) -> tuple[str | None, bool, dict[str, Any] | None]:
     """Why a call the policy lets run asks anyway, whether the vault's rules say so (else the
     words its dry run would remove, ``approvals.drops_words``), and that dry run if made."""
-    asks = await vault.run(
-        lambda c: RunGuard(c.rules, partial(resolved_paths, c)).needs_approval(name, arguments)
-    )
+    asks = await vault.run(lambda c: guard_on(c).needs_approval(name, arguments))
     if asks is not None:  # mode = "ask", an ask folder, max_notes_per_run
         return asks, True, None
     op = get_tool(name).operation(arguments)

@@ -58,19 +58,17 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import partial
 from typing import Any, Literal
 
 from pydantic import ValidationError
 
 from vaultpilot.agent.approvals import ApprovalPolicy, Approvals, Decision, operation_of
 from vaultpilot.agent.events import ApprovalRequired, ApprovalResolved, event_to_dict
-from vaultpilot.agent.guard import RunGuard
+from vaultpilot.agent.guard import guard_on
 from vaultpilot.errors import InvalidArgumentError, RequestError
 from vaultpilot.server.vaults import VaultHandle
 from vaultpilot.server.ws import Hub, Subscriber
 from vaultpilot.tools import get_tool
-from vaultpilot.tools.enforce import resolved_paths
 from vaultpilot.tools.registry import call_operation, is_dry_run
 from vaultpilot.tools.session import writes
 
@@ -267,9 +265,7 @@ async def _vault_rules_ask(
     they do not, or when the call is not valid (its own error answers it, nobody is asked)."""
     if not writes(name, arguments):
         return None
-    asks = await vault.run(
-        lambda c: RunGuard(c.rules, partial(resolved_paths, c)).needs_approval(name, arguments)
-    )
+    asks = await vault.run(lambda c: guard_on(c).needs_approval(name, arguments))
     if asks is None:
         return None
     try:

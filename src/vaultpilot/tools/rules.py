@@ -210,6 +210,20 @@ class VaultRules:
             return f"'{path}' is in '{found[0]}', where the vault's rules ask before changes"
         return None
 
+    @property
+    def has_asks(self) -> bool:
+        """Whether any entry asks (``ask``): only then are a call's notes looked up for it."""
+        return any(access == "ask" for _, _, access in self._entries)
+
+    def asks_inside(self, folder: str) -> str | None:
+        """Why a change to the whole of ``folder`` needs approval: an ``ask`` entry inside it
+        (a folder moved or deleted takes its notes along), or None."""
+        base = _norm(folder)
+        for entry, written, access in self._entries:
+            if access == "ask" and base and entry.startswith(base + "/"):
+                return f"'{folder}' holds '{written}', where the vault's rules ask before changes"
+        return None
+
     def untrusted_source(self, path: str) -> bool:
         return self.access(path) == "untrusted"
 
