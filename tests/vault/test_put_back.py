@@ -202,3 +202,14 @@ def test_a_save_through_the_old_file_survives_a_save_read_from_the_change(tmp_pa
         assert isinstance(err.value, ConflictKeptError)
         assert copies[0].name in err.value.message
     assert not list(tmp_path.glob(".vaultpilot-*.tmp"))
+
+
+def test_a_note_with_a_long_name_gets_its_conflict_copy_too(folder: files._Dir) -> None:
+    # The copy's name is cut to fit 255 bytes: a name too long to link would have lost the
+    # text only the replaced file held (it is unlinked once the write settles).
+    name = "ü" * 120 + ".md"  # 243 bytes in UTF-8: no room for the copy's suffix
+    (folder.path / name).write_text("a save on top\n", encoding="utf-8")
+    (folder.path / ".late.tmp").write_text("the late save\n", encoding="utf-8")
+    copy = files._keep_beside(folder, ".late.tmp", name)
+    assert len(copy.encode("utf-8")) <= 255 and copy.startswith("ü") and "(conflict " in copy
+    assert (folder.path / copy).read_text(encoding="utf-8") == "the late save\n"

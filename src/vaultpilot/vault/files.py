@@ -835,6 +835,9 @@ def read_note(root: Path, rel: str) -> NoteText:
         raise _not_found(rel) from None
 
 
+_NAME_BYTES = 255  # a file name's length limit (NAME_MAX) on the file systems vaults live on
+
+
 def _temp_name() -> str:
     return f".vaultpilot-{secrets.token_hex(6)}.tmp"
 
@@ -1000,11 +1003,16 @@ def _keep_text_beside(folder: _Dir, data: bytes, name: str) -> str:
 
 
 def _keep_beside(folder: _Dir, old: str, name: str) -> str:
-    """Hard-link the replaced file ``old`` as a conflict copy next to ``name``; its name."""
+    """Hard-link the replaced file ``old`` as a conflict copy next to ``name``; its name. The
+    name is cut to fit a file name's 255 bytes (a note with a long name still gets its copy:
+    failing here would lose the text only ``old`` holds)."""
     stem = name[:-3] if name.lower().endswith(".md") else name
     stamp = time.strftime("%Y-%m-%d %H%M%S")
     for n in range(1, 100):
-        copy = f"{stem} (conflict {stamp}{'' if n == 1 else f' {n}'}).md"
+        suffix = f" (conflict {stamp}{'' if n == 1 else f' {n}'}).md"
+        room = _NAME_BYTES - len(suffix.encode("utf-8"))
+        short = stem.encode("utf-8")[:room].decode("utf-8", errors="ignore").rstrip(" .")
+        copy = f"{short}{suffix}"
         try:
             folder.link(old, folder, copy)
         except FileExistsError:
