@@ -508,3 +508,28 @@ def test_a_write_that_would_remove_many_words_asks_over_mcp(
 
     _run(allowed)
     assert (example_vault / "Inbox.md").read_text(encoding="utf-8") == "# Inbox\n\nDone.\n"
+
+
+def test_small_cuts_in_one_session_add_up_to_a_question(
+    tmp_path: Path, example_vault: Path, data_dir: Path
+) -> None:
+    lines = (example_vault / "Inbox.md").read_text(encoding="utf-8").splitlines(keepends=True)
+    first = next(line for line in lines if "Kubernetes Upgrade" in line)
+    second = next(line for line in lines if "Ask Priya whether" in line)
+
+    def cut(line: str) -> dict[str, Any]:
+        edit = {"oldText": line, "newText": ""}
+        return {"operation": "edit_note", "target": "Inbox.md", "edits": [edit]}
+
+    async def session() -> None:
+        params = stdio_params(tmp_path, data_dir, str(example_vault))
+        async with Client(params, mode="legacy") as client:
+            one = await client.call_tool("obsidian_vault_manager", cut(first))
+            assert not one.is_error, one.structured_content  # about 14 words: runs
+            two = await client.call_tool("obsidian_vault_manager", cut(second))
+            assert two.is_error, two.structured_content  # with the first, past 25: asks
+            assert "words from Inbox.md" in two.structured_content["message"]
+
+    _run(session)
+    text = (example_vault / "Inbox.md").read_text(encoding="utf-8")
+    assert first not in text and second in text

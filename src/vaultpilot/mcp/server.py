@@ -24,7 +24,7 @@ from mcp.server.lowlevel import Server
 
 import vaultpilot
 from vaultpilot.mcp import prompts, resources
-from vaultpilot.mcp.tools import Approvals, call_tool, list_tools
+from vaultpilot.mcp.tools import Approvals, Cuts, call_tool, list_tools
 from vaultpilot.mcp.vaults import VaultSession
 from vaultpilot.tools.untrusted import instructions, new_token
 
@@ -77,8 +77,12 @@ def build_server(
     async def on_list_tools(ctx: Ctx, params: types.PaginatedRequestParams | None) -> Any:
         return tools
 
+    cuts: Cuts = {}
+
     async def on_call_tool(ctx: Ctx, params: types.CallToolRequestParams) -> Any:
-        return await call_tool(ctx, params, vaults=vaults, approvals=approvals, token=token)
+        return await call_tool(
+            ctx, params, vaults=vaults, approvals=approvals, token=token, server_cuts=cuts
+        )
 
     async def on_list_resources(ctx: Ctx, params: types.PaginatedRequestParams | None) -> Any:
         return await resources.list_resources(vaults, params.cursor if params else None)

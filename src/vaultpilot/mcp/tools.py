@@ -16,7 +16,7 @@
 * Approvals: a call the policy marks ``deny`` is refused; one marked ``ask`` (or one the vault's
   rules ask for: ``mode = "ask"``, an ``ask`` folder, more notes than ``max_notes_per_run``; or,
   with no rule deciding it, a write that would remove ``DROP_ASK_WORDS`` or more of a note's
-  words, ``approvals.drops_words``, counted per call since MCP has no run) is asked through
+  words, ``approvals.drops_words``, counted over the server's calls) is asked through
   elicitation when the client supports it (``approval.ask_person``) and refused otherwise, with
   why it asks and the ``[approvals]`` line that allows it. Before asking, the operation's dry run
   (when its facts say it has one) checks the call can run: its refusal (a delete without
@@ -51,7 +51,7 @@ from vaultpilot.tools.manage import UNDO_HINT
 from vaultpilot.tools.registry import is_dry_run, is_error
 from vaultpilot.tools.untrusted import mark
 
-__all__ = ["MAX_ARGUMENTS", "VAULT_PARAM", "Approvals", "call_tool", "list_tools"]
+__all__ = ["MAX_ARGUMENTS", "VAULT_PARAM", "Approvals", "Cuts", "call_tool", "list_tools"]
 
 VAULT_PARAM = "vault"
 # The largest tool call accepted, as JSON (the HTTP server's own body limit is the same).
@@ -200,23 +200,36 @@ async def _ask(
     return None
 
 
+# Words the unasked writes of this server's clients removed, per vault and note: many small
+# cuts over MCP ask like one large one, as in an agent run. MCP has no run, and a client's
+# session is not a stable object in the SDK, so the count is the server's (all its clients
+# together: a cut by one counts toward another's question, which only asks sooner).
+Cuts = dict[object, dict[str, int]]
+
+
 async def _asks_anyway(
-    vault: VaultSession, policy: ApprovalPolicy, name: str, arguments: dict[str, Any]
-) -> tuple[str | None, bool, dict[str, Any] | None]:
+    vault: VaultSession,
+    policy: ApprovalPolicy,
+    name: str,
+    arguments: dict[str, Any],
+    cuts: Mapping[str, int],
+) -> tuple[str | None, bool, dict[str, Any] | None, dict[str, int]]:
     """Why a call the policy lets run asks anyway, whether the vault's rules say so (else the
-    words its dry run would remove, ``approvals.drops_words``), and that dry run if made."""
+    words its dry run would remove with what ``cuts`` counts already, ``drops_words``), that
+    dry run if made, and the running count per note it would leave."""
     asks = await vault.run(lambda c: guard_on(c).needs_approval(name, arguments))
     if asks is not None:  # mode = "ask", an ask folder, max_notes_per_run
-        return asks, True, None
+        return asks, True, None, {}
     op = get_tool(name).operation(arguments)
     if op is None or not op.drops_text or is_dry_run(arguments):
-        return None, False, None
+        return None, False, None, {}
     seen = await _dry_run(vault, name, arguments)
     if seen is None or is_error(seen):
-        return None, False, None  # it cannot run: the call says why
+        return None, False, None, {}  # it cannot run: the call says why
     diffs = seen.get("diffs")
     lost = dropped_words(diffs if isinstance(diffs, list) else [])
-    return drops_words(policy, name, operation_of(arguments), lost), False, seen
+    total = {path: cuts.get(path, 0) + n for path, n in lost.items() if n}
+    return drops_words(policy, name, operation_of(arguments), total), False, seen, total
 
 
 async def call_tool(
@@ -226,9 +239,11 @@ async def call_tool(
     vaults: Mapping[str, VaultSession],
     approvals: Approvals,
     token: str | None = None,
+    server_cuts: Cuts | None = None,
 ) -> types.CallToolResult | types.InputRequiredResult:
-    """One ``tools/call`` (see the module); ``ctx`` is the SDK's request context and ``token``
-    the server's boundary token (none: results as the tool gave them)."""
+    """One ``tools/call`` (see the module); ``ctx`` is the SDK's request context, ``token``
+    the server's boundary token (none: results as the tool gave them) and ``server_cuts`` the
+    server's running count of removed words (none: this call's alone)."""
     name = params.name
     if name not in _NAMES:
         raise MCPError(
@@ -256,8 +271,10 @@ async def call_tool(
     policy = approvals.current()
     decision = policy.decide(name, operation, dry_run=dry) if valid else "allow"
     reason, by_rules, seen = policy.reason(name, operation), False, None
+    total: dict[str, int] = {}
+    cuts = (server_cuts if server_cuts is not None else {}).setdefault(vault, {})
     if decision == "allow" and valid:  # the vault's rules, or the words it drops, may ask
-        why, by_rules, seen = await _asks_anyway(vault, policy, name, arguments)
+        why, by_rules, seen, total = await _asks_anyway(vault, policy, name, arguments, cuts)
         if why is not None:
             decision, reason = "ask", f"{why[:1].upper()}{why[1:]}."
     key = f"{name}.{operation}" if operation else name
@@ -272,8 +289,11 @@ async def call_tool(
         stop = await _ask(ctx, params, vault, arguments, reason, by_rules, key, approvals, seen)
         if stop is not None:
             return stop
+        total = {path: 0 for path in total}  # the person saw these notes' change: start again
     # A write takes the vault's write turn first.
     outcome = await vault.run_tool(name, arguments, source="mcp")
+    if outcome.error is None and not is_error(outcome.result):
+        cuts.update(total)  # a failed call removed nothing
     return _result(_undo_here(outcome.result), failed=outcome.error is not None, token=token)
 
 
