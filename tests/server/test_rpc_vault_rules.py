@@ -174,3 +174,15 @@ def test_a_change_reaching_into_an_ask_folder_asks(
     assert reply["success"] is False and "nobody is connected" in str(reply), reply
     assert "Reference/Concepts" in reply["error"]["message"]
     assert {p: p.read_bytes() for p in sorted(vault.rglob("*.md"))} == before
+
+
+def test_a_folder_moved_counts_its_notes_toward_max_notes_per_run(
+    start: Callable[[str], Live], vault: Path
+) -> None:
+    server = start("max_notes_per_run = 3")
+    moved = {"operation": "move_folder", "target": "Meetings", "destination": "Archive"}
+    reply = server.rpc("obsidian_vault_manager", moved)  # six notes and their linkers: asks
+    assert reply["success"] is False and "max_notes_per_run" in str(reply), reply
+    assert (vault / "Meetings").is_dir() and not (vault / "Archive" / "Meetings").exists()
+    one = {"operation": "move_note", "target": "Inbox.md", "destination": "Archive/Inbox.md"}
+    assert server.rpc("obsidian_vault_manager", one)["success"] is True  # a few notes: runs

@@ -8,8 +8,9 @@ into an approval question:
 * a change to a note in an ``ask`` folder asks (by the names it gives and, with ``resolve``, the
   notes they lead to: a title, a name without its folder), as does a change to a whole folder
   holding one, and, with ``rewrites``, a move whose link rewrites change a note in one;
-* a change that would take the run past ``max_notes_per_run`` distinct notes asks (once
-  approved, the run may go on changing notes);
+* a change that would take the run past ``max_notes_per_run`` distinct notes asks (a move
+  counts each note it moves or whose links it rewrites, with ``rewrites``; once approved, the
+  run may go on changing notes);
 * after the run has read a note from an ``untrusted`` folder (web clippings, by default
   ``Clippings``), every change asks: text in such a note may be written to steer the agent.
 
@@ -31,7 +32,9 @@ from vaultpilot.tools.enforce import resolved_paths
 from vaultpilot.tools.registry import call_tool, is_dry_run
 from vaultpilot.tools.rules import PATH_KEYS, VaultRules
 
-__all__ = ["RunGuard", "changed_paths", "guard_on"]
+__all__ = ["Change", "RunGuard", "changed_paths", "guard_on"]
+
+Change = tuple[str | None, str | None]  # a note's path before and after a change
 
 
 def _result_paths(value: Any) -> set[str]:
@@ -57,9 +60,10 @@ class RunGuard:
     # The names a call gives and the notes they lead to (``tools.enforce.resolved_paths``), so a
     # title or './x' cannot step around an ask folder; None: the names as given.
     resolve: Callable[[list[str]], list[str]] | None = None
-    # The notes a move's dry run would change (the moved ones and those whose links it rewrites),
-    # so a rewrite into an ask folder asks too; None: only the names the call gives.
-    rewrites: Callable[[str, Mapping[str, Any]], list[str]] | None = None
+    # The notes a move's dry run would change, as (from, to) paths: the moved ones and those
+    # whose links it rewrites, so a rewrite in an ask folder asks and a folder moved counts its
+    # notes toward max_notes_per_run; None: only the names the call gives.
+    rewrites: Callable[[str, Mapping[str, Any]], list[Change]] | None = None
     changed: set[str] = field(default_factory=set)
     tainted_by: str | None = None  # the first untrusted note the run read
     limit_approved: bool = False
@@ -81,7 +85,8 @@ class RunGuard:
             return None
         if self.rules.mode == "ask":
             return 'the vault\'s rules ask before every change (mode = "ask")'
-        why = self._asked_by_folder(name, arguments, names) if self.rules.has_asks else None
+        moves = self._moves(name, arguments)
+        why = self._asked_by_folder(names, moves) if self.rules.has_asks else None
         if why:
             return why
         if self.tainted_by is not None:
@@ -90,7 +95,7 @@ class RunGuard:
                 "asks first (text in such a note may try to steer the agent)"
             )
         limit = self.rules.max_notes_per_run
-        new = {t for t in names if t not in self.changed}
+        new = self._new(names, moves)
         if not self.limit_approved and len(self.changed) + len(new) > limit:
             return (
                 f"this would take the run past {limit} changed notes (max_notes_per_run); "
@@ -98,19 +103,31 @@ class RunGuard:
             )
         return None
 
-    def _asked_by_folder(
-        self, name: str, arguments: Mapping[str, Any], names: list[str]
-    ) -> str | None:
+    def _moves(self, name: str, arguments: Mapping[str, Any]) -> list[Change] | None:
+        """What a move would change (its dry run), or None for another call or no ``rewrites``."""
+        op = get_tool(name).operation(arguments)
+        if op is None or op.kind != "move" or self.rewrites is None:
+            return None
+        return self.rewrites(name, arguments)
+
+    def _new(self, names: list[str], moves: list[Change] | None) -> set[str]:
+        """The notes the call would change that the run has not changed yet: for a move, each
+        note it moves or rewrites (a folder counts its notes), else the names it gives."""
+        if moves is None:
+            return {t for t in names if t not in self.changed}
+        touched = (to or old for old, to in moves)
+        return {t for t in touched if t is not None and t not in self.changed}
+
+    def _asked_by_folder(self, names: list[str], moves: list[Change] | None) -> str | None:
         """Why an ``ask`` entry asks: a note the call names or leads to is in one, a folder it
-        changes as a whole holds one, or a move would rewrite links in a note in one."""
+        changes as a whole holds one, or a move would change a note in one."""
         for target in self.resolve(names) if self.resolve is not None else names:
             why = self.rules.asks(target) or self.rules.asks_inside(target)
             if why:
                 return why
-        op = get_tool(name).operation(arguments)
-        if op is not None and op.kind == "move" and self.rewrites is not None:
-            for path in self.rewrites(name, arguments):
-                why = self.rules.asks(path)
+        for change in moves or []:
+            for path in change:
+                why = self.rules.asks(path) if path else None
                 if why:
                     return f"the move changes '{path}': {why}"
         return None
@@ -118,7 +135,7 @@ class RunGuard:
     def approved(self, name: str, arguments: Mapping[str, Any]) -> None:
         """The person approved a call this guard asked about."""
         names = self._writes(name, arguments) or []
-        new = {t for t in names if t not in self.changed}
+        new = self._new(names, self._moves(name, arguments) if names else None)
         if len(self.changed) + len(new) > self.rules.max_notes_per_run:
             self.limit_approved = True
 
@@ -147,10 +164,11 @@ def guard_on(ctx: ToolContext, rules: VaultRules | None = None) -> RunGuard:
     )
 
 
-def changed_paths(result: Mapping[str, Any]) -> list[str]:
-    """The notes a dry run's diffs change, on both sides of a move."""
-    found: list[str] = []
-    for d in result.get("diffs") or []:
-        if isinstance(d, Mapping):
-            found += [p for p in (d.get("from"), d.get("to")) if isinstance(p, str)]
-    return found
+def changed_paths(result: Mapping[str, Any]) -> list[Change]:
+    """The notes a dry run's diffs change, as (from, to) paths (None: created or removed)."""
+    return [
+        (d.get("from") if isinstance(d.get("from"), str) else None,
+         d.get("to") if isinstance(d.get("to"), str) else None)
+        for d in result.get("diffs") or []
+        if isinstance(d, Mapping)
+    ]  # fmt: skip
