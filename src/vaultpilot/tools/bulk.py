@@ -117,8 +117,8 @@ def _each_note(
             if not approved(p, path):
                 refused.append(path)
                 continue
-            files.check_replace(ctx.root, path)  # what ``files.replace_note`` refuses first
             if p.dry_run:
+                files.check_replace(ctx.root, path)  # what ``files.replace_note`` refuses first
                 diffs.append(unified(path, path, note.text, text))
             else:
                 replace_logged(ctx, path, text, note)

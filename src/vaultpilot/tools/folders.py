@@ -51,10 +51,8 @@ def create_folder(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
         raise InvalidArgumentError(
             f"'{folder}' looks like a note; use operation='create_note' to create notes."
         )
-    # The checks ``files.create_folder`` starts with, so a dry run is refused as the write is.
-    exists = files.check_create_folder(ctx.root, folder, create_parents=p.create_folders)
-    if p.dry_run:
-        if exists:
+    if p.dry_run:  # refused as ``files.create_folder`` would refuse the write, by its own check
+        if files.check_create_folder(ctx.root, folder, create_parents=p.create_folders):
             return dry(done(p, [], f"folder '{folder}' already exists."), [])
         return dry(done(p, [folder], f"would create folder '{folder}'."), [])
     made = new_folders(ctx, folder)

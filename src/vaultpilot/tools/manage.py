@@ -188,9 +188,8 @@ def _create(ctx: ToolContext, p: VaultManagerParams) -> OperationResult:
             text = edit_frontmatter(text, set_values=ordered).text
         else:  # merge into the frontmatter the content already has
             text = edit_frontmatter(text, set_values=meta, add_tags=tags).text
-    # The checks ``files.create_note`` starts with, so a dry run is refused as the write is.
-    files.check_create_note(ctx.root, path, create_folders=p.create_folders)
-    if p.dry_run:
+    if p.dry_run:  # refused as ``files.create_note`` would refuse the write, by its own check
+        files.check_create_note(ctx.root, path, create_folders=p.create_folders)
         return _dry(p, unified(None, path, "", text), f"would create '{path}'.")
     before = all_paths(ctx.conn)
     made = new_folders(ctx, path)
@@ -307,8 +306,8 @@ def _update_once(
     # Without a caller's version, the text we just read is the base: a change landing in between
     # is refused rather than lost.
     base = p.expected_version or note.version
-    files.check_replace(ctx.root, path)  # what ``files.replace_note`` refuses first
     if p.dry_run:
+        files.check_replace(ctx.root, path)  # what ``files.replace_note`` refuses first
         _check_version(ctx, path, p.expected_version)
         verb = "append to" if append else "update"
         return _dry(p, unified(path, path, note.text, text), f"would {verb} '{path}'.")
@@ -360,8 +359,8 @@ def _edit_once(ctx: ToolContext, p: VaultManagerParams, path: str) -> OperationR
         out["version"] = note.version
         return out
     base = p.expected_version or note.version
-    files.check_replace(ctx.root, path)  # what ``files.replace_note`` refuses first
     if p.dry_run:
+        files.check_replace(ctx.root, path)  # what ``files.replace_note`` refuses first
         _check_version(ctx, path, p.expected_version)
         return _dry(p, unified(path, path, note.text, text), f"would edit '{path}'.")
     new = replace_logged(ctx, path, text, note, expected_version=base)
@@ -386,8 +385,8 @@ def _append_new_daily(ctx: ToolContext, p: VaultManagerParams, target: str) -> O
     if text and addition and not text.endswith("\n") and not addition.startswith("\n"):
         addition = "\n" + addition
     text = metadata_edit(text + addition, p.metadata) if p.metadata else text + addition
-    files.check_create_note(ctx.root, path, create_folders=True)  # as ``create_note`` below
     if p.dry_run:
+        files.check_create_note(ctx.root, path, create_folders=True)  # as ``create_note`` below
         return _dry(p, unified(None, path, "", text), f"would create the daily note '{path}'.")
     made = new_folders(ctx, path)
     note = files.create_note(ctx.root, path, text, create_folders=True)
