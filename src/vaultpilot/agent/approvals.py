@@ -73,6 +73,7 @@ __all__ = [
     "dropped_words",
     "drops_words",
     "operation_of",
+    "words_question",
 ]
 
 log = logging.getLogger(__name__)
@@ -291,6 +292,20 @@ def drops_words(
         return None
     where = ", ".join(p for p, n in lost.items() if n) or "the note"
     return f"it would remove {total} words from {where}"
+
+
+def words_question(
+    policy: ApprovalPolicy,
+    tool: str,
+    operation: str | None,
+    diffs: Iterable[Mapping[str, Any]],
+    counted: Mapping[str, int],
+) -> tuple[str | None, dict[str, int]]:
+    """The words a call's dry-run ``diffs`` remove from each note added to what ``counted``
+    says earlier calls removed, and why that asks (``drops_words``), or None."""
+    lost = dropped_words(diffs)
+    total = {path: counted.get(path, 0) + n for path, n in lost.items() if n}
+    return drops_words(policy, tool, operation, total), total
 
 
 def _facts(tool: str, operation: str | None) -> Operation | None:

@@ -52,7 +52,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from vaultpilot.agent.approvals import ApprovalPolicy, dropped_words, drops_words, operation_of
+from vaultpilot.agent.approvals import ApprovalPolicy, operation_of, words_question
 from vaultpilot.agent.controls import RunControls, Verdict
 from vaultpilot.agent.events import (
     AgentEvent,
@@ -558,9 +558,7 @@ class _Run:
         if op is None or not op.drops_text or is_dry_run(arguments):
             return None, None
         seen = await self._preview(name, arguments)
-        lost = dropped_words(seen[0])
-        total = {path: self.dropped.get(path, 0) + n for path, n in lost.items() if n}
-        why = drops_words(self.agent.policy, name, operation, total)
+        why, total = words_question(self.agent.policy, name, operation, seen[0], self.dropped)
         # It runs unasked: once it has, its cuts count toward the next call's question.
         self.uncounted = total if why is None else {}
         return why, seen

@@ -39,9 +39,8 @@ from pydantic import ValidationError
 from vaultpilot.agent.approvals import (
     ApprovalPolicy,
     Approvals,
-    dropped_words,
-    drops_words,
     operation_of,
+    words_question,
 )
 from vaultpilot.agent.guard import guard_on
 from vaultpilot.mcp.approval import Asked, ask_person, summarize
@@ -227,9 +226,9 @@ async def _asks_anyway(
     if seen is None or is_error(seen):
         return None, False, None, {}  # it cannot run: the call says why
     diffs = seen.get("diffs")
-    lost = dropped_words(diffs if isinstance(diffs, list) else [])
-    total = {path: cuts.get(path, 0) + n for path, n in lost.items() if n}
-    return drops_words(policy, name, operation_of(arguments), total), False, seen, total
+    found = diffs if isinstance(diffs, list) else []
+    why, total = words_question(policy, name, operation_of(arguments), found, cuts)
+    return why, False, seen, total
 
 
 async def call_tool(
