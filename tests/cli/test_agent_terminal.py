@@ -19,7 +19,7 @@ from tests.cli.scripted_env import scripted_env
 from vaultpilot.agent.events import ApprovalRequired, FileCount, StepLabel
 from vaultpilot.agent.testing import ScriptedCall, ScriptedModelServer, ScriptedTurn
 from vaultpilot.cli.agent_session import Session
-from vaultpilot.cli.agent_view import TerminalView, approval_block
+from vaultpilot.cli.agent_view import TerminalView, approval_block, step_line
 from vaultpilot.cli.chat import ChatState, slash
 from vaultpilot.cli.main import app
 from vaultpilot.cli.replay import replay
@@ -387,6 +387,18 @@ def test_a_long_reason_is_wrapped_at_words_under_the_step() -> None:
     assert all(len(line) <= 59 for line in said), said
     short = ApprovalRequired("t2", "obsidian_vault_manager", "bulk_tag", arguments, "Asks.")
     assert approval_block(short, width=200).plain.splitlines()[0].endswith(")  Asks.")
+
+
+def test_a_long_outcome_goes_under_the_step_wrapped_at_words() -> None:
+    said = "+1 −0 · 1 note was left as it was (not approved): Meetings/Sprint Retro 2025-10-24.md"
+    shown = "Tag(Meetings/1on1 Priya 2025-10-07.md, Meetings/Sprint Retro 2025-10-24.md)"
+    lines = step_line(shown, "tool", True, said, width=80).plain.splitlines()
+    assert lines[0] == f"● {shown}"
+    assert all(line.startswith("  ") and len(line) <= 79 for line in lines[1:]), lines
+    assert " ".join(line.strip() for line in lines[1:]) == said
+    assert step_line("Append(Inbox.md)", "tool", True, "+4 −0", width=80).plain == (
+        "● Append(Inbox.md)  +4 −0"
+    )
 
 
 def test_a_pure_moves_approval_says_moved_not_plus_zero_minus_zero() -> None:

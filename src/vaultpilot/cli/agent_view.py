@@ -195,10 +195,17 @@ _DECLINED = {
 
 
 def step_line(
-    shown: str, source: str, success: bool, said: str, *, declined_by: str = "user"
+    shown: str,
+    source: str,
+    success: bool,
+    said: str,
+    *,
+    declined_by: str = "user",
+    width: int | None = None,
 ) -> Text:
     """A finished step's line, live or replayed: ``⊘`` declined or interrupted, ``✗`` failed,
-    ``●`` done with ``said`` (its line counts or a few words of its outcome)."""
+    ``●`` done with ``said`` (its line counts or a few words of its outcome). With ``width``,
+    a ``said`` that does not fit beside the step goes under it, wrapped at words, indented."""
     line = Text()
     if source == "denied":
         mark, style, said = "⊘ ", "yellow", _DECLINED.get(declined_by, _DECLINED["user"])
@@ -212,7 +219,14 @@ def step_line(
             said += "  (result given by the user)"
     line.append(mark, "green" if mark == "● " else style)
     line.append(shown, "bold")
-    line.append(f"  {said}", style)
+    if width is None or cell_len(mark + shown) + 2 + cell_len(said) <= width - 1:
+        line.append(f"  {said}", style)
+        return line
+    wrapped = textwrap.wrap(
+        said, max(20, width - 3), break_long_words=False, break_on_hyphens=False
+    )
+    for piece in wrapped:
+        line.append(f"\n  {piece}", style)
     return line
 
 
@@ -425,7 +439,8 @@ class TerminalView:
             steps = self.changes.new() if self.changes is not None else []
             said = self._steps_or_outcome(steps, event.result)
         by = self.declined.get(event.call_id, "user")
-        self._line(step_line(shown, event.source, event.success, said, declined_by=by))
+        width = self.console.width
+        self._line(step_line(shown, event.source, event.success, said, declined_by=by, width=width))
 
     @staticmethod
     def _steps_or_outcome(steps: list[FileStep], result: dict[str, Any]) -> str:
